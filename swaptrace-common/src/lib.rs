@@ -1,0 +1,79 @@
+//! Records shared by the eBPF programs and userspace. `#[repr(C)]`, no padding.
+#![no_std]
+
+/// Kinds of [`RawEvent`]; also the index into the per-CPU lost-event counters.
+pub mod kind {
+    /// A folio written out to swap (`mm_vmscan_write_folio`).
+    pub const SWAP_OUT: u8 = 1;
+    /// A user fault that swapped a page in (`page_fault_*` … `rss_stat` MM_SWAPENTS).
+    pub const SWAP_FAULT: u8 = 2;
+    /// Pages read from swap outside a fault (swapoff, GUP, madvise WILLNEED).
+    pub const SWAP_READ: u8 = 3;
+    pub const RECLAIM_BEGIN: u8 = 4;
+    pub const RECLAIM_END: u8 = 5;
+    /// `mm_collapse_huge_page_swapin`.
+    pub const KHUGEPAGED_SWAPIN: u8 = 6;
+    pub const SWAPOFF_ENTER: u8 = 7;
+    pub const SWAPOFF_EXIT: u8 = 8;
+    pub const SWAPON_ENTER: u8 = 9;
+    pub const SWAPON_EXIT: u8 = 10;
+    /// Pages written back from zswap to the swap device (ZSWPWB).
+    pub const ZSWAP_WRITEBACK: u8 = 11;
+    /// One past the largest kind.
+    pub const COUNT: usize = 12;
+}
+
+/// Flags of [`RawEvent::flags`].
+pub mod flag {
+    /// SWAP_FAULT: the page was not in the swap cache (PGMAJFAULT counted).
+    pub const MAJOR: u8 = 1 << 0;
+    /// SWAP_OUT: no I/O, the folio was zero-filled (SWPOUT_ZERO).
+    pub const OUT_ZERO: u8 = 1 << 1;
+    /// SWAP_OUT: stored in zswap (ZSWPOUT).
+    pub const OUT_ZSWAP: u8 = 1 << 2;
+    /// SWAP_OUT: written by block I/O (PSWPOUT).
+    pub const OUT_IO: u8 = 1 << 3;
+    /// SWAP_OUT: the owning VMA (and so `mm`, `addr`) could not be resolved.
+    pub const NO_VMA: u8 = 1 << 4;
+    /// RECLAIM_*: memcg limit reclaim rather than direct (global) reclaim.
+    pub const MEMCG: u8 = 1 << 5;
+}
+
+/// SWAP_READ sub-kinds, in [`RawEvent::aux`].
+pub mod read_kind {
+    pub const IO: u32 = 0;
+    pub const ZERO: u32 = 1;
+    pub const ZSWAP: u32 = 2;
+}
+
+/// One event from the eBPF side, 64 bytes.
+///
+/// Field use by kind:
+/// - SWAP_OUT: `mm`, `addr` (virtual page address), `entry` (`swp_entry_t.val`), `nr` pages.
+/// - SWAP_FAULT: `ts_ns` fault start, `aux` duration in ns (saturating), `mm`, `addr`,
+///   `nr` pages read by I/O, `entry` = zero-page reads << 32 | zswap loads.
+/// - SWAP_READ: `nr` pages, `aux` = [`read_kind`]. ZSWAP_WRITEBACK: `nr` pages.
+/// - RECLAIM_END: `entry` = pages reclaimed. KHUGEPAGED_SWAPIN: `mm`, `nr` swapped in,
+///   `entry` referenced, `aux` ret. SWAP*_EXIT: `entry` = return value as i64.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RawEvent {
+    pub ts_ns: u64,
+    pub mm: u64,
+    pub addr: u64,
+    pub entry: u64,
+    pub tid: u32,
+    pub pid: u32,
+    pub nr: u32,
+    pub aux: u32,
+    pub kind: u8,
+    pub flags: u8,
+    pub _pad: [u8; 6],
+    pub comm: [u8; 16],
+}
+
+pub const RAW_EVENT_SIZE: usize = core::mem::size_of::<RawEvent>();
+const _: () = assert!(RAW_EVENT_SIZE == 72);
+
+#[cfg(feature = "user")]
+unsafe impl aya::Pod for RawEvent {}

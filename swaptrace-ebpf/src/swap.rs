@@ -1,0 +1,567 @@
+//! Swap-in faults, swap reads, swap-outs, reclaim, khugepaged and swapoff
+//! brackets from tracepoints only (works where kprobes and fentry do not).
+//!
+//! A swap-in fault is a `page_fault_user`/`page_fault_kernel` followed, in the
+//! same task and outside reclaim, by `rss_stat` for MM_SWAPENTS of the task's
+//! own mm (`do_swap_page()` drops the count after mapping the page). PSWPIN,
+//! SWPIN_ZERO, ZSWPIN and PGMAJFAULT seen meanwhile (`count_memcg_events`) are
+//! the pages read for that fault and its kind. A syscall entry ends a pending
+//! fault, so zaps and MADV_PAGEOUT are never taken for faults.
+
+use aya_ebpf::{
+    helpers::{
+        bpf_get_current_comm, bpf_get_current_pid_tgid, bpf_get_current_task, bpf_ktime_get_ns,
+        bpf_probe_read_kernel,
+    },
+    macros::{map, raw_tracepoint, tracepoint},
+    maps::{HashMap, LruHashMap, PerCpuArray, RingBuf},
+    programs::{RawTracePointContext, TracePointContext},
+};
+use swaptrace_common::{flag, kind, read_kind, RawEvent};
+
+/// Globals set by userspace from BTF before load. `u64::MAX` means unknown.
+macro_rules! globals {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[unsafe(no_mangle)]
+            static $name: u64 = u64::MAX;
+        )*
+    };
+}
+
+globals!(
+    K_TASK_MM,
+    K_FOLIO_FLAGS,
+    K_FOLIO_FLAGS1,
+    K_FOLIO_MAPPING,
+    K_FOLIO_INDEX,
+    K_FOLIO_SWAP,
+    K_PG_HEAD,
+    K_ANON_VMA_ROOT,
+    K_AVC_RB,
+    K_AVC_VMA,
+    K_VMA_MM,
+    K_VMA_START,
+    K_VMA_PGOFF,
+    K_EV_PSWPIN,
+    K_EV_PSWPOUT,
+    K_EV_PGMAJFAULT,
+    K_EV_SWPIN_ZERO,
+    K_EV_SWPOUT_ZERO,
+    K_EV_ZSWPIN,
+    K_EV_ZSWPOUT,
+    K_EV_ZSWPWB,
+    K_MM_SWAPENTS,
+    K_NR_SWAPON,
+    K_NR_SWAPOFF,
+    K_EXIT_RET_OFF,
+    K_TASK_CGROUPS,
+    K_CSS_SET_MEMCG,
+    K_CSS_CGROUP,
+    K_CSS_PARENT,
+    K_CGROUP_KN,
+    K_KN_ID,
+);
+
+/// 0 = no filter. Set from `--pid` / `--cgroup`.
+#[unsafe(no_mangle)]
+static K_FILTER_TGID: u64 = 0;
+#[unsafe(no_mangle)]
+static K_FILTER_CGROUP: u64 = 0;
+#[unsafe(no_mangle)]
+static K_PAGE_SHIFT: u64 = 12;
+
+const PAGE_MAPPING_ANON: u64 = 1;
+const PAGE_MAPPING_FLAGS: u64 = 3;
+const USER_TOP: u64 = 1 << 47;
+const CGROUP_DEPTH: usize = 8;
+
+#[map]
+static EVENTS: RingBuf = RingBuf::with_byte_size(16 << 20, 0);
+
+#[map]
+static TASKS: LruHashMap<u32, TaskState> = LruHashMap::with_max_entries(65536, 0);
+
+#[map]
+static LOST: PerCpuArray<u64> = PerCpuArray::with_max_entries(kind::COUNT as u32, 0);
+
+/// Address spaces of selected tasks, so swap-outs (done by the reclaimer,
+/// often another task) can be filtered when a filter is set.
+#[map]
+static WATCHED_MM: HashMap<u64, u8> = HashMap::with_max_entries(16384, 0);
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct TaskState {
+    fault_ts: u64,
+    fault_addr: u64,
+    reads: u32,
+    zero_reads: u16,
+    zswap_loads: u16,
+    fault_active: u8,
+    major: u8,
+    reclaim_depth: u8,
+    /// `flag::OUT_*` counted since the last swap-out of this task.
+    out_kind: u8,
+    _pad: [u8; 4],
+}
+
+const EMPTY: TaskState = TaskState {
+    fault_ts: 0,
+    fault_addr: 0,
+    reads: 0,
+    zero_reads: 0,
+    zswap_loads: 0,
+    fault_active: 0,
+    major: 0,
+    reclaim_depth: 0,
+    out_kind: 0,
+    _pad: [0; 4],
+};
+
+#[inline(always)]
+fn g(v: &'static u64) -> u64 {
+    // SAFETY: a global set before load; volatile keeps it out of constant folding.
+    unsafe { core::ptr::read_volatile(v) }
+}
+
+#[inline(always)]
+fn known(v: u64) -> bool {
+    v != u64::MAX
+}
+
+#[inline(always)]
+fn read_u64(base: u64, off: u64) -> Option<u64> {
+    if base == 0 || !known(off) {
+        return None;
+    }
+    // SAFETY: bpf_probe_read_kernel checks the address.
+    unsafe { bpf_probe_read_kernel((base + off) as *const u64).ok() }
+}
+
+#[inline(always)]
+fn tid() -> u32 {
+    bpf_get_current_pid_tgid() as u32
+}
+
+#[inline(always)]
+fn current_mm() -> u64 {
+    // SAFETY: the helper returns the current task pointer.
+    let task = unsafe { bpf_get_current_task() };
+    read_u64(task, g(&K_TASK_MM)).unwrap_or(0)
+}
+
+/// Whether the memory cgroup of the current task is the filter's or below it.
+#[inline(always)]
+fn in_cgroup(want: u64) -> bool {
+    // SAFETY: the helper returns the current task pointer.
+    let task = unsafe { bpf_get_current_task() };
+    let Some(cset) = read_u64(task, g(&K_TASK_CGROUPS)) else {
+        return false;
+    };
+    let Some(mut css) = read_u64(cset, g(&K_CSS_SET_MEMCG)) else {
+        return false;
+    };
+    for _ in 0..CGROUP_DEPTH {
+        if css == 0 {
+            return false;
+        }
+        let cgrp = read_u64(css, g(&K_CSS_CGROUP)).unwrap_or(0);
+        let kn = read_u64(cgrp, g(&K_CGROUP_KN)).unwrap_or(0);
+        if read_u64(kn, g(&K_KN_ID)) == Some(want) {
+            return true;
+        }
+        css = read_u64(css, g(&K_CSS_PARENT)).unwrap_or(0);
+    }
+    false
+}
+
+#[inline(always)]
+fn filtering() -> bool {
+    g(&K_FILTER_TGID) != 0 || g(&K_FILTER_CGROUP) != 0
+}
+
+#[inline(always)]
+fn selected() -> bool {
+    let pid = g(&K_FILTER_TGID);
+    let cg = g(&K_FILTER_CGROUP);
+    if pid == 0 && cg == 0 {
+        return true;
+    }
+    (pid != 0 && (bpf_get_current_pid_tgid() >> 32) == pid) || (cg != 0 && in_cgroup(cg))
+}
+
+#[inline(always)]
+fn count_lost(k: u8) {
+    if let Some(p) = LOST.get_ptr_mut(k as u32) {
+        // SAFETY: per-CPU slot, no concurrent writer.
+        unsafe { *p += 1 };
+    }
+}
+
+#[inline(always)]
+fn emit(ev: RawEvent) {
+    match EVENTS.reserve::<RawEvent>(0) {
+        Some(mut slot) => {
+            let pid_tgid = bpf_get_current_pid_tgid();
+            let mut ev = ev;
+            ev.tid = pid_tgid as u32;
+            ev.pid = (pid_tgid >> 32) as u32;
+            ev.comm = bpf_get_current_comm().unwrap_or([0; 16]);
+            slot.write(ev);
+            slot.submit(0);
+        }
+        None => count_lost(ev.kind),
+    }
+}
+
+#[inline(always)]
+fn event(k: u8, ts: u64) -> RawEvent {
+    RawEvent {
+        ts_ns: ts,
+        kind: k,
+        ..RawEvent::default()
+    }
+}
+
+fn on_fault(addr: u64) {
+    if !selected() {
+        return;
+    }
+    let t = tid();
+    let now = unsafe { bpf_ktime_get_ns() };
+    match TASKS.get_ptr_mut(t) {
+        Some(s) => {
+            // SAFETY: map value of this task; only this task writes it here.
+            let s = unsafe { &mut *s };
+            s.fault_ts = now;
+            s.fault_addr = addr;
+            s.reads = 0;
+            s.zero_reads = 0;
+            s.zswap_loads = 0;
+            s.major = 0;
+            s.fault_active = 1;
+        }
+        None => {
+            let s = TaskState {
+                fault_ts: now,
+                fault_addr: addr,
+                fault_active: 1,
+                ..EMPTY
+            };
+            let _ = TASKS.insert(t, s, 0);
+        }
+    }
+    if filtering() {
+        let mm = current_mm();
+        if mm != 0 && WATCHED_MM.get_ptr(mm).is_none() {
+            let _ = WATCHED_MM.insert(mm, 1u8, 0);
+        }
+    }
+}
+
+/// Args: (address, regs, error_code).
+#[raw_tracepoint(tracepoint = "page_fault_user")]
+pub fn page_fault_user(ctx: RawTracePointContext) -> i32 {
+    on_fault(ctx.arg::<u64>(0));
+    0
+}
+
+/// Kernel-mode faults on user addresses (copy_from_user and friends).
+#[raw_tracepoint(tracepoint = "page_fault_kernel")]
+pub fn page_fault_kernel(ctx: RawTracePointContext) -> i32 {
+    let addr = ctx.arg::<u64>(0);
+    if addr < USER_TOP {
+        on_fault(addr);
+    }
+    0
+}
+
+/// Args: (memcg, item, val).
+#[raw_tracepoint(tracepoint = "count_memcg_events")]
+pub fn count_memcg_events(ctx: RawTracePointContext) -> i32 {
+    let item = ctx.arg::<u64>(1) & 0xffff_ffff;
+    let val = ctx.arg::<u64>(2);
+    let read = if item == g(&K_EV_PSWPIN) {
+        Some(read_kind::IO)
+    } else if item == g(&K_EV_SWPIN_ZERO) {
+        Some(read_kind::ZERO)
+    } else if item == g(&K_EV_ZSWPIN) {
+        Some(read_kind::ZSWAP)
+    } else {
+        None
+    };
+    let out = if item == g(&K_EV_PSWPOUT) {
+        flag::OUT_IO
+    } else if item == g(&K_EV_SWPOUT_ZERO) {
+        flag::OUT_ZERO
+    } else if item == g(&K_EV_ZSWPOUT) {
+        flag::OUT_ZSWAP
+    } else {
+        0
+    };
+    if item == g(&K_EV_ZSWPWB) {
+        if selected() {
+            let mut ev = event(kind::ZSWAP_WRITEBACK, unsafe { bpf_ktime_get_ns() });
+            ev.nr = val as u32;
+            emit(ev);
+        }
+        return 0;
+    }
+    let majfault = item == g(&K_EV_PGMAJFAULT);
+    if read.is_none() && out == 0 && !majfault {
+        return 0;
+    }
+    let t = tid();
+    let state = TASKS.get_ptr_mut(t);
+    if out != 0 {
+        match state {
+            // SAFETY: this task's map value.
+            Some(s) => unsafe { (*s).out_kind |= out },
+            None => {
+                let s = TaskState {
+                    out_kind: out,
+                    ..EMPTY
+                };
+                let _ = TASKS.insert(t, s, 0);
+            }
+        }
+        return 0;
+    }
+    // SAFETY: this task's map value.
+    let active = state.filter(|s| unsafe { (**s).fault_active } != 0);
+    match (active, read) {
+        (Some(s), Some(r)) => {
+            let s = unsafe { &mut *s };
+            let n = val as u32;
+            match r {
+                read_kind::IO => s.reads = s.reads.saturating_add(n),
+                read_kind::ZERO => s.zero_reads = s.zero_reads.saturating_add(n as u16),
+                _ => s.zswap_loads = s.zswap_loads.saturating_add(n as u16),
+            }
+        }
+        (Some(s), None) => unsafe { (*s).major = 1 },
+        (None, Some(r)) => {
+            if selected() {
+                let mut ev = event(kind::SWAP_READ, unsafe { bpf_ktime_get_ns() });
+                ev.nr = val as u32;
+                ev.aux = r;
+                emit(ev);
+            }
+        }
+        (None, None) => {}
+    }
+    0
+}
+
+/// Args: (mm, member). MM_SWAPENTS of the faulting task's mm changes once
+/// `do_swap_page()` has mapped the page.
+#[raw_tracepoint(tracepoint = "rss_stat")]
+pub fn rss_stat(ctx: RawTracePointContext) -> i32 {
+    if ctx.arg::<u64>(1) & 0xffff_ffff != g(&K_MM_SWAPENTS) {
+        return 0;
+    }
+    let Some(s) = TASKS.get_ptr_mut(tid()) else {
+        return 0;
+    };
+    // SAFETY: this task's map value.
+    let s = unsafe { &mut *s };
+    if s.fault_active == 0 || s.reclaim_depth != 0 {
+        return 0;
+    }
+    let mm = ctx.arg::<u64>(0);
+    if mm != current_mm() {
+        return 0;
+    }
+    s.fault_active = 0;
+    let now = unsafe { bpf_ktime_get_ns() };
+    let mut ev = event(kind::SWAP_FAULT, s.fault_ts);
+    ev.aux = now.saturating_sub(s.fault_ts).min(u32::MAX as u64) as u32;
+    ev.mm = mm;
+    ev.addr = s.fault_addr;
+    ev.nr = s.reads;
+    ev.entry = ((s.zero_reads as u64) << 32) | s.zswap_loads as u64;
+    if s.major != 0 {
+        ev.flags = flag::MAJOR;
+    }
+    emit(ev);
+    0
+}
+
+/// Args: (folio). Every folio written out by reclaim, I/O or not.
+#[raw_tracepoint(tracepoint = "mm_vmscan_write_folio")]
+pub fn mm_vmscan_write_folio(ctx: RawTracePointContext) -> i32 {
+    let folio = ctx.arg::<u64>(0);
+    let swap = read_u64(folio, g(&K_FOLIO_SWAP)).unwrap_or(0);
+    let mapping = read_u64(folio, g(&K_FOLIO_MAPPING)).unwrap_or(0);
+    if swap == 0 || mapping & PAGE_MAPPING_FLAGS != PAGE_MAPPING_ANON {
+        return 0;
+    }
+    let index = read_u64(folio, g(&K_FOLIO_INDEX)).unwrap_or(0);
+    let mut ev = event(kind::SWAP_OUT, unsafe { bpf_ktime_get_ns() });
+    ev.entry = swap;
+    ev.nr = 1;
+    let head = g(&K_PG_HEAD);
+    if head < 64 {
+        let flags = read_u64(folio, g(&K_FOLIO_FLAGS)).unwrap_or(0);
+        if flags & (1 << head) != 0 {
+            let order = read_u64(folio, g(&K_FOLIO_FLAGS1)).unwrap_or(0) & 0xff;
+            if order < 20 {
+                ev.nr = 1 << order;
+            }
+        }
+    }
+    if let Some(s) = TASKS.get_ptr_mut(tid()) {
+        // SAFETY: this task's map value.
+        let s = unsafe { &mut *s };
+        ev.flags = s.out_kind;
+        s.out_kind = 0;
+    }
+    // anon_vma -> root of its anon_vma_chain interval tree -> vma -> mm.
+    let anon_vma = mapping & !PAGE_MAPPING_FLAGS;
+    let node = read_u64(anon_vma, g(&K_ANON_VMA_ROOT)).unwrap_or(0);
+    let avc = if node == 0 { 0 } else { node - g(&K_AVC_RB) };
+    let vma = read_u64(avc, g(&K_AVC_VMA)).unwrap_or(0);
+    match (
+        read_u64(vma, g(&K_VMA_MM)),
+        read_u64(vma, g(&K_VMA_START)),
+        read_u64(vma, g(&K_VMA_PGOFF)),
+    ) {
+        (Some(mm), Some(start), Some(pgoff)) => {
+            ev.mm = mm;
+            ev.addr = start.wrapping_add(index.wrapping_sub(pgoff) << g(&K_PAGE_SHIFT));
+        }
+        _ => ev.flags |= flag::NO_VMA,
+    }
+    if filtering() && WATCHED_MM.get_ptr(ev.mm).is_none() {
+        return 0;
+    }
+    emit(ev);
+    0
+}
+
+#[inline(always)]
+fn reclaim(begin: bool, memcg: bool, nr_reclaimed: u64) {
+    let t = tid();
+    match TASKS.get_ptr_mut(t) {
+        Some(s) => {
+            // SAFETY: this task's map value.
+            let s = unsafe { &mut *s };
+            s.reclaim_depth = if begin {
+                s.reclaim_depth.saturating_add(1)
+            } else {
+                s.reclaim_depth.saturating_sub(1)
+            };
+        }
+        None if begin => {
+            let s = TaskState {
+                reclaim_depth: 1,
+                ..EMPTY
+            };
+            let _ = TASKS.insert(t, s, 0);
+        }
+        None => {}
+    }
+    if !selected() {
+        return;
+    }
+    let k = if begin {
+        kind::RECLAIM_BEGIN
+    } else {
+        kind::RECLAIM_END
+    };
+    let mut ev = event(k, unsafe { bpf_ktime_get_ns() });
+    ev.entry = nr_reclaimed;
+    if memcg {
+        ev.flags = flag::MEMCG;
+    }
+    emit(ev);
+}
+
+/// Args: (order, gfp_flags).
+#[raw_tracepoint(tracepoint = "mm_vmscan_direct_reclaim_begin")]
+pub fn direct_reclaim_begin(_ctx: RawTracePointContext) -> i32 {
+    reclaim(true, false, 0);
+    0
+}
+
+/// Args: (nr_reclaimed).
+#[raw_tracepoint(tracepoint = "mm_vmscan_direct_reclaim_end")]
+pub fn direct_reclaim_end(ctx: RawTracePointContext) -> i32 {
+    reclaim(false, false, ctx.arg::<u64>(0));
+    0
+}
+
+/// Args: (order, gfp_flags).
+#[raw_tracepoint(tracepoint = "mm_vmscan_memcg_reclaim_begin")]
+pub fn memcg_reclaim_begin(_ctx: RawTracePointContext) -> i32 {
+    reclaim(true, true, 0);
+    0
+}
+
+/// Args: (nr_reclaimed).
+#[raw_tracepoint(tracepoint = "mm_vmscan_memcg_reclaim_end")]
+pub fn memcg_reclaim_end(ctx: RawTracePointContext) -> i32 {
+    reclaim(false, true, ctx.arg::<u64>(0));
+    0
+}
+
+/// Args: (mm, swapped_in, referenced, ret).
+#[raw_tracepoint(tracepoint = "mm_collapse_huge_page_swapin")]
+pub fn collapse_huge_page_swapin(ctx: RawTracePointContext) -> i32 {
+    let mm = ctx.arg::<u64>(0);
+    if filtering() && WATCHED_MM.get_ptr(mm).is_none() {
+        return 0;
+    }
+    let mut ev = event(kind::KHUGEPAGED_SWAPIN, unsafe { bpf_ktime_get_ns() });
+    ev.mm = mm;
+    ev.nr = ctx.arg::<u64>(1) as u32;
+    ev.entry = ctx.arg::<u64>(2) & 0xffff_ffff;
+    ev.aux = ctx.arg::<u64>(3) as u32;
+    emit(ev);
+    0
+}
+
+/// Args: (regs, id). Ends any pending fault of the task; brackets swapon/swapoff.
+#[raw_tracepoint(tracepoint = "sys_enter")]
+pub fn sys_enter(ctx: RawTracePointContext) -> i32 {
+    if let Some(s) = TASKS.get_ptr_mut(tid()) {
+        // SAFETY: this task's map value.
+        unsafe { (*s).fault_active = 0 };
+    }
+    let id = ctx.arg::<u64>(1);
+    let k = if id == g(&K_NR_SWAPOFF) {
+        kind::SWAPOFF_ENTER
+    } else if id == g(&K_NR_SWAPON) {
+        kind::SWAPON_ENTER
+    } else {
+        return 0;
+    };
+    emit(event(k, unsafe { bpf_ktime_get_ns() }));
+    0
+}
+
+fn sys_exit(ctx: &TracePointContext, k: u8) {
+    let off = g(&K_EXIT_RET_OFF);
+    let ret = if known(off) {
+        // SAFETY: bounded read of the tracepoint record.
+        unsafe { ctx.read_at::<i64>(off as usize) }.unwrap_or(0)
+    } else {
+        0
+    };
+    let mut ev = event(k, unsafe { bpf_ktime_get_ns() });
+    ev.entry = ret as u64;
+    emit(ev);
+}
+
+#[tracepoint(category = "syscalls", name = "sys_exit_swapoff")]
+pub fn sys_exit_swapoff(ctx: TracePointContext) -> u32 {
+    sys_exit(&ctx, kind::SWAPOFF_EXIT);
+    0
+}
+
+#[tracepoint(category = "syscalls", name = "sys_exit_swapon")]
+pub fn sys_exit_swapon(ctx: TracePointContext) -> u32 {
+    sys_exit(&ctx, kind::SWAPON_EXIT);
+    0
+}

@@ -1,0 +1,411 @@
+//! The `swaptrace` command line: a thin layer over the library.
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::time::Duration;
+use swaptrace::probe::{self, KernelFacts};
+use swaptrace::report;
+use swaptrace::trace::read_trace;
+use swaptrace::workload::{self, parse_size, Pattern, WorkloadSpec};
+
+#[derive(Parser)]
+#[command(
+    name = "swaptrace",
+    version,
+    about = "Record the Linux swap path with eBPF; replay it offline"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Which probe captures each metric on this kernel, and why not when none.
+    Doctor {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Attach and record a trace until DURATION, the command's exit, or Ctrl-C.
+    Record {
+        #[arg(short, long)]
+        output: PathBuf,
+        /// e.g. 30s, 2m, 500ms.
+        #[arg(short, long, value_parser = parse_duration)]
+        duration: Option<Duration>,
+        /// Only tasks of this memory cgroup (v1 directory) and below; CMD starts in it.
+        #[arg(long)]
+        cgroup: Option<PathBuf>,
+        /// Only this process.
+        #[arg(long)]
+        pid: Option<u32>,
+        /// Ring buffer size (power of two), e.g. 16M.
+        #[arg(long, value_parser = parse_size_arg)]
+        ring_size: Option<u64>,
+        #[arg(long)]
+        json: bool,
+        /// Command to run and trace.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// A trace's header and its records, counted per kind.
+    Info {
+        trace: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The built-in swap workload: touch SIZE of anonymous memory in PATTERN
+    /// order, then read it back in address order, checking every page.
+    Workload {
+        #[arg(long, default_value = "384M", value_parser = parse_size_arg)]
+        size: u64,
+        /// seq, random, shuffled-blocks:K or strided:K.
+        #[arg(long, default_value = "shuffled-blocks:16")]
+        pattern: Pattern,
+        #[arg(long, default_value_t = 1)]
+        passes: u32,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Record the built-in workload in a memory cgroup with a temporary swap
+    /// file (both removed after), then show what was recorded.
+    Demo {
+        #[arg(short, long, default_value = "swaptrace-demo.swt")]
+        output: PathBuf,
+        #[arg(long, default_value = "384M", value_parser = parse_size_arg)]
+        size: u64,
+        /// Memory cgroup limit.
+        #[arg(long, default_value = "128M", value_parser = parse_size_arg)]
+        limit: u64,
+        #[arg(long, default_value = "1G", value_parser = parse_size_arg)]
+        swap_size: u64,
+        #[arg(long, default_value = "/var/tmp")]
+        swap_dir: PathBuf,
+        /// Swap on a non-rotational loop device, so the kernel uses VMA readahead.
+        #[arg(long)]
+        loop_device: bool,
+        #[arg(long, default_value = "shuffled-blocks:16")]
+        pattern: Pattern,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn parse_size_arg(s: &str) -> Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, mul) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = s.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid duration {s:?}: use e.g. 30s, 2m, 500ms"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(format!("invalid duration {s:?}: must be positive"));
+    }
+    Ok(Duration::from_secs_f64(v * mul))
+}
+
+fn main() {
+    if let Err(e) = run(Cli::parse()) {
+        eprintln!("swaptrace: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn print_json(v: &impl serde::Serialize) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Doctor { json } => doctor(json),
+        Cmd::Info { trace, json } => {
+            let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
+            let path = trace.display().to_string();
+            if json {
+                print_json(&report::info_json(&t, &path))
+            } else {
+                let bytes = std::fs::metadata(&trace).map(|m| m.len()).unwrap_or(0);
+                print!("{}", report::info_text(&t, &path, bytes));
+                Ok(())
+            }
+        }
+        Cmd::Workload {
+            size,
+            pattern,
+            passes,
+            seed,
+            json,
+        } => {
+            let spec = WorkloadSpec {
+                size_bytes: size,
+                pattern,
+                passes,
+                seed,
+            };
+            let r = workload::run(&spec)?;
+            if json {
+                print_json(&r)
+            } else {
+                println!(
+                    "{} pages ({pattern}) written in {:.2}s, read back in {:.2}s; {} major, {} minor faults",
+                    r.pages,
+                    r.elapsed_write.as_secs_f64(),
+                    r.elapsed_read.as_secs_f64(),
+                    r.maj_faults,
+                    r.min_faults
+                );
+                Ok(())
+            }
+        }
+        Cmd::Record {
+            output,
+            duration,
+            cgroup,
+            pid,
+            ring_size,
+            json,
+            command,
+        } => record(output, duration, cgroup, pid, ring_size, json, command),
+        Cmd::Demo {
+            output,
+            size,
+            limit,
+            swap_size,
+            swap_dir,
+            loop_device,
+            pattern,
+            json,
+        } => demo(
+            output,
+            WorkloadSpec {
+                size_bytes: size,
+                pattern,
+                passes: 1,
+                seed: 1,
+            },
+            limit,
+            swap_size,
+            swap_dir,
+            loop_device,
+            json,
+        ),
+    }
+}
+
+fn doctor(json: bool) -> Result<()> {
+    #[allow(unused_mut)]
+    let mut facts = KernelFacts::gather();
+    #[cfg(feature = "live")]
+    {
+        if let Ok(btf) = &facts.btf {
+            match probe::Probe::load(btf, &probe::ProbeConfig::default()) {
+                Ok(mut p) => facts.fentry = p.trial_fentry(),
+                Err(e) => facts.fentry = probe::Trial::NotTried(e.to_string()),
+            }
+        }
+    }
+    #[cfg(not(feature = "live"))]
+    {
+        facts.fentry = probe::Trial::NotTried("built without the `live` feature".into());
+    }
+    let plans = probe::plan(&facts);
+    if json {
+        print_json(&report::doctor_json(&facts, &plans))
+    } else {
+        print!("{}", report::doctor_text(&facts, &plans));
+        Ok(())
+    }
+}
+
+#[cfg(not(feature = "live"))]
+fn no_live() -> Result<()> {
+    bail!("this swaptrace was built without the `live` feature: it can read traces but not record them")
+}
+
+#[cfg(not(feature = "live"))]
+#[allow(clippy::too_many_arguments)]
+fn record(
+    _: PathBuf,
+    _: Option<Duration>,
+    _: Option<PathBuf>,
+    _: Option<u32>,
+    _: Option<u64>,
+    _: bool,
+    _: Vec<String>,
+) -> Result<()> {
+    no_live()
+}
+
+#[cfg(not(feature = "live"))]
+#[allow(clippy::too_many_arguments)]
+fn demo(_: PathBuf, _: WorkloadSpec, _: u64, _: u64, _: PathBuf, _: bool, _: bool) -> Result<()> {
+    no_live()
+}
+
+#[cfg(feature = "live")]
+fn print_recorded(r: &swaptrace::record::Recorded, json: bool) -> Result<()> {
+    let check = report::vmstat_check(&r.summary, &r.vmstat_delta);
+    if json {
+        return print_json(&serde_json::json!({ "recorded": r, "vmstat_check": check }));
+    }
+    let s = &r.summary;
+    println!(
+        "recorded {} records in {:.1}s to {} ({} bytes, {:.1} bytes/record)",
+        r.records,
+        r.elapsed_s,
+        r.path.display(),
+        r.bytes,
+        r.bytes as f64 / r.records.max(1) as f64
+    );
+    let lost = |k: &str| s.lost.get(k).copied().unwrap_or(0);
+    println!("{:<20} {:>10} {:>8}", "METRIC", "EVENTS", "LOST");
+    for (m, n, k) in [
+        ("swap-out", s.swap_outs, "swap_out"),
+        ("swap-fault", s.faults, "swap_fault"),
+        (
+            "swap-read (outside faults)",
+            s.other_reads_io + s.other_reads_zero + s.other_reads_zswap,
+            "swap_read",
+        ),
+        ("reclaim", s.reclaim_direct + s.reclaim_memcg, "reclaim"),
+        (
+            "khugepaged-swapin",
+            s.khugepaged_swapins,
+            "khugepaged_swapin",
+        ),
+        ("zswap-writeback", s.zswap_writebacks, "zswap_writeback"),
+        ("swapoff", s.swapoff_calls, "syscall"),
+    ] {
+        println!("{m:<20} {n:>10} {:>8}", lost(k));
+    }
+    println!(
+        "faults: {} major, {} minor, {} joined to their swap-out entry; pages read {}",
+        s.faults_major,
+        s.faults - s.faults_major,
+        s.faults_joined,
+        s.pswpin()
+    );
+    if let Some(code) = r.exit_code {
+        println!("command exited with {code}");
+    }
+    println!("\nagainst /proc/vmstat over the same span (system-wide):");
+    print!("{}", report::check_text(&check));
+    for (p, why) in &r.skipped {
+        println!("not attached: {p}: {why}");
+    }
+    Ok(())
+}
+
+#[cfg(feature = "live")]
+#[allow(clippy::too_many_arguments)]
+fn record(
+    output: PathBuf,
+    duration: Option<Duration>,
+    cgroup: Option<PathBuf>,
+    pid: Option<u32>,
+    ring_size: Option<u64>,
+    json: bool,
+    command: Vec<String>,
+) -> Result<()> {
+    if duration.is_none() && command.is_empty() {
+        eprintln!("recording until Ctrl-C (give --duration or -- CMD to stop by itself)");
+    }
+    let ring_bytes = ring_size
+        .map(|b| {
+            if b.is_power_of_two() && b >= 4096 && b <= u32::MAX as u64 {
+                Ok(b as u32)
+            } else {
+                Err(anyhow::anyhow!(
+                    "--ring-size {b}: must be a power of two between 4K and 2G"
+                ))
+            }
+        })
+        .transpose()?;
+    let r = swaptrace::record::record(&swaptrace::record::RecordOptions {
+        output,
+        duration,
+        command,
+        cgroup,
+        pid,
+        ring_bytes,
+        progress: !json,
+        ..Default::default()
+    })?;
+    print_recorded(&r, json)
+}
+
+#[cfg(feature = "live")]
+#[allow(clippy::too_many_arguments)]
+fn demo(
+    output: PathBuf,
+    workload: WorkloadSpec,
+    limit: u64,
+    swap_size: u64,
+    swap_dir: PathBuf,
+    loop_device: bool,
+    json: bool,
+) -> Result<()> {
+    if !json {
+        println!(
+            "demo: {} MiB of {} in a {} MiB memory cgroup, {} MiB temporary swap in {}{}",
+            workload.size_bytes >> 20,
+            workload.pattern,
+            limit >> 20,
+            swap_size >> 20,
+            swap_dir.display(),
+            if loop_device {
+                " (non-rotational loop device)"
+            } else {
+                ""
+            }
+        );
+    }
+    let exe = std::env::current_exe().context("locating the swaptrace binary")?;
+    let r = swaptrace::record::run_demo(
+        &exe,
+        &swaptrace::record::DemoOptions {
+            workload,
+            limit_bytes: limit,
+            swap_bytes: swap_size,
+            swap_dir,
+            output: output.clone(),
+            loop_device,
+            progress: !json,
+        },
+    )?;
+    if r.exit_code != Some(0) {
+        bail!(
+            "the workload failed (exit {:?}; an OOM kill if the limit is too small)",
+            r.exit_code
+        );
+    }
+    print_recorded(&r, json)?;
+    if !json {
+        println!("\nswaptrace info {}:", output.display());
+        let t = read_trace(&output)?;
+        let bytes = std::fs::metadata(&output).map(|m| m.len()).unwrap_or(0);
+        print!(
+            "{}",
+            report::info_text(&t, &output.display().to_string(), bytes)
+        );
+    }
+    Ok(())
+}

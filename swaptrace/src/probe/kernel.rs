@@ -1,0 +1,165 @@
+//! What the running kernel offers: BTF, kallsyms, kprobes, fentry.
+
+use super::btf::Btf;
+use super::table::{AttachPoint, Req};
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::Path;
+
+/// The result of trying to load a program kind.
+#[derive(Clone, Debug, Serialize)]
+pub enum Trial {
+    Allowed,
+    Refused(String),
+    NotTried(String),
+}
+
+pub struct KernelFacts {
+    pub release: String,
+    pub btf: Result<Btf, String>,
+    /// Text symbols (T/t) of /proc/kallsyms.
+    pub text_symbols: HashSet<String>,
+    /// Data symbols (D/d/B/b/R/r), present only with KALLSYMS_ALL.
+    pub data_symbols: Vec<String>,
+    pub kallsyms_error: Option<String>,
+    pub kprobes: Result<(), String>,
+    pub fentry: Trial,
+}
+
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if v > 0 {
+        v as u64
+    } else {
+        4096
+    }
+}
+
+pub fn kernel_release() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+impl KernelFacts {
+    /// Reads BTF, kallsyms and the kprobe PMU. fentry is left `NotTried`:
+    /// trying needs a load (see `Probe::trial_fentry`).
+    pub fn gather() -> KernelFacts {
+        let btf = Btf::from_sys_fs().map_err(|e| e.to_string());
+        let mut text_symbols = HashSet::new();
+        let mut data_symbols = Vec::new();
+        let kallsyms_error = match std::fs::read_to_string("/proc/kallsyms") {
+            Ok(s) => {
+                for line in s.lines() {
+                    let mut it = line.split_whitespace();
+                    let (_, Some(t), Some(name)) = (it.next(), it.next(), it.next()) else {
+                        continue;
+                    };
+                    match t {
+                        "T" | "t" => {
+                            text_symbols.insert(name.to_string());
+                        }
+                        "D" | "d" | "B" | "b" | "R" | "r" => data_symbols.push(name.to_string()),
+                        _ => {}
+                    }
+                }
+                None
+            }
+            Err(e) => Some(format!("/proc/kallsyms: {e}")),
+        };
+        let kprobes = if Path::new("/sys/bus/event_source/devices/kprobe/type").exists() {
+            Ok(())
+        } else {
+            Err("kprobes not built into this kernel (no kprobe PMU)".into())
+        };
+        KernelFacts {
+            release: kernel_release(),
+            btf,
+            text_symbols,
+            data_symbols,
+            kallsyms_error,
+            kprobes,
+            fentry: Trial::NotTried("needs root and a live build".into()),
+        }
+    }
+
+    /// Why `ap` cannot be used here; empty when it can.
+    pub fn unmet(&self, ap: &AttachPoint) -> Vec<String> {
+        let mut why = Vec::new();
+        for r in ap.requires {
+            if let Err(e) = self.check(r) {
+                why.push(e);
+            }
+        }
+        why
+    }
+
+    fn btf(&self) -> Result<&Btf, String> {
+        self.btf.as_ref().map_err(|e| format!("no BTF: {e}"))
+    }
+
+    pub fn check(&self, r: &Req) -> Result<(), String> {
+        match *r {
+            Req::BtfFunc(f) => {
+                if self.btf()?.has_func(f) {
+                    Ok(())
+                } else if self.text_symbols.contains(f) {
+                    Err(format!("{f} in kallsyms but not in BTF"))
+                } else {
+                    Err(format!("{f} inlined or absent: not in BTF or kallsyms"))
+                }
+            }
+            Req::Kallsyms(f) => match &self.kallsyms_error {
+                Some(e) => Err(e.clone()),
+                None if self.text_symbols.contains(f) => Ok(()),
+                None => Err(format!("{f} not in kallsyms (inlined or absent)")),
+            },
+            Req::DataSymbol(p) => {
+                if self.data_symbols.iter().any(|s| s.starts_with(p)) {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "data symbol {p} not in kallsyms (no KALLSYMS_ALL or absent)"
+                    ))
+                }
+            }
+            Req::Tracepoint(tp, args) => {
+                let params = self
+                    .btf()?
+                    .tracepoint_params(tp)
+                    .map_err(|e| format!("tracepoint {tp}: {e}"))?;
+                for (i, want) in args.iter().enumerate() {
+                    match params.get(i) {
+                        Some((name, _)) if name == want => {}
+                        Some((name, _)) => {
+                            return Err(format!(
+                                "tracepoint {tp} argument {i} is `{name}`, expected `{want}`"
+                            ))
+                        }
+                        None => return Err(format!("tracepoint {tp} has no argument {i}")),
+                    }
+                }
+                Ok(())
+            }
+            Req::Member(s, m) => self
+                .btf()?
+                .member_offset(s, m)
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            Req::VmEvent(e) => self
+                .btf()?
+                .enum_value(Some("vm_event_item"), e)
+                .map(|_| ())
+                .map_err(|_| format!("vm event {e} not in this kernel")),
+            Req::FentryAllowed => match &self.fentry {
+                Trial::Allowed => Ok(()),
+                Trial::Refused(e) => Err(format!("fentry refused: {e}")),
+                Trial::NotTried(e) => Err(format!("fentry not tried: {e}")),
+            },
+            Req::KprobesBuilt => self.kprobes.clone(),
+            Req::Built(true) => Ok(()),
+            Req::Built(false) => Err("not in this build yet".into()),
+        }
+    }
+}

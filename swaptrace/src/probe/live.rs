@@ -1,0 +1,355 @@
+//! Loading and attaching the eBPF programs, with offsets from BTF.
+
+use super::btf::{Btf, BtfError};
+use super::kernel::{KernelFacts, Trial};
+use aya::maps::{MapData, PerCpuArray, RingBuf};
+use aya::programs::{FEntry, ProgramError, RawTracePoint, TracePoint};
+use aya::{Ebpf, EbpfError, EbpfLoader};
+use swaptrace_common::kind;
+
+static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/swaptrace"));
+
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    #[error("recording needs root (CAP_BPF and CAP_PERFMON); run as root")]
+    NotRoot,
+    #[error("kernel BTF: {0}")]
+    Btf(#[from] BtfError),
+    #[error("loading the eBPF object: {0}")]
+    Load(#[from] EbpfError),
+    #[error("program {name}: {source}")]
+    Program {
+        name: &'static str,
+        #[source]
+        source: ProgramError,
+    },
+    #[error("map {name}: {why}")]
+    Map { name: &'static str, why: String },
+    #[error("no probe attached: {0}")]
+    NothingAttached(String),
+}
+
+/// Filters and sizes chosen by the user.
+#[derive(Clone, Debug, Default)]
+pub struct ProbeConfig {
+    pub filter_pid: Option<u32>,
+    /// Inode of a memory cgroup (v1) directory; its descendants are included.
+    pub filter_cgroup: Option<u64>,
+    /// Ring buffer size in bytes (a power of two, multiple of the page size).
+    pub ring_bytes: Option<u32>,
+}
+
+/// Raw tracepoint programs: (program, tracepoint, required for the core metrics).
+const RAW_TPS: &[(&str, &str, bool)] = &[
+    ("page_fault_user", "page_fault_user", true),
+    ("page_fault_kernel", "page_fault_kernel", false),
+    ("count_memcg_events", "count_memcg_events", true),
+    ("rss_stat", "rss_stat", true),
+    ("mm_vmscan_write_folio", "mm_vmscan_write_folio", true),
+    (
+        "direct_reclaim_begin",
+        "mm_vmscan_direct_reclaim_begin",
+        false,
+    ),
+    ("direct_reclaim_end", "mm_vmscan_direct_reclaim_end", false),
+    (
+        "memcg_reclaim_begin",
+        "mm_vmscan_memcg_reclaim_begin",
+        false,
+    ),
+    ("memcg_reclaim_end", "mm_vmscan_memcg_reclaim_end", false),
+    (
+        "collapse_huge_page_swapin",
+        "mm_collapse_huge_page_swapin",
+        false,
+    ),
+    ("sys_enter", "sys_enter", true),
+];
+
+/// Classic tracepoints: (program, category, name).
+const TPS: &[(&str, &str, &str)] = &[
+    ("sys_exit_swapoff", "syscalls", "sys_exit_swapoff"),
+    ("sys_exit_swapon", "syscalls", "sys_exit_swapon"),
+];
+
+/// Counters of the running probe.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Lost events per `swaptrace_common::kind`.
+    pub lost: [u64; kind::COUNT],
+}
+
+pub struct Probe {
+    ebpf: Ebpf,
+    /// Attached programs, and those that could not be, with why.
+    pub attached: Vec<String>,
+    pub skipped: Vec<(String, String)>,
+    /// Globals that the kernel's BTF could not resolve.
+    pub unresolved: Vec<(String, String)>,
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Offsets and constants for the `K_*` globals; unresolved ones are reported.
+fn globals(btf: &Btf, cfg: &ProbeConfig) -> (Vec<(&'static str, u64)>, Vec<(String, String)>) {
+    let mut out = Vec::new();
+    let mut bad = Vec::new();
+    let mut put = |name: &'static str, v: Result<u64, String>| match v {
+        Ok(v) => out.push((name, v)),
+        Err(e) => bad.push((name.to_string(), e)),
+    };
+    let off = |s: &str, m: &str| {
+        btf.member_offset(s, m)
+            .map(u64::from)
+            .map_err(|e| e.to_string())
+    };
+    let ev = |e: &str| {
+        btf.enum_value(Some("vm_event_item"), e)
+            .map(|v| v as u64)
+            .map_err(|e| e.to_string())
+    };
+    put("K_TASK_MM", off("task_struct", "mm"));
+    put("K_FOLIO_FLAGS", off("folio", "flags"));
+    put("K_FOLIO_FLAGS1", off("folio", "_flags_1"));
+    put("K_FOLIO_MAPPING", off("folio", "mapping"));
+    put("K_FOLIO_INDEX", off("folio", "index"));
+    put("K_FOLIO_SWAP", off("folio", "swap"));
+    put(
+        "K_PG_HEAD",
+        btf.enum_value(Some("pageflags"), "PG_head")
+            .map(|v| v as u64)
+            .map_err(|e| e.to_string()),
+    );
+    put(
+        "K_ANON_VMA_ROOT",
+        off("anon_vma", "rb_root.rb_root.rb_node"),
+    );
+    put("K_AVC_RB", off("anon_vma_chain", "rb"));
+    put("K_AVC_VMA", off("anon_vma_chain", "vma"));
+    put("K_VMA_MM", off("vm_area_struct", "vm_mm"));
+    put("K_VMA_START", off("vm_area_struct", "vm_start"));
+    put("K_VMA_PGOFF", off("vm_area_struct", "vm_pgoff"));
+    put("K_EV_PSWPIN", ev("PSWPIN"));
+    put("K_EV_PSWPOUT", ev("PSWPOUT"));
+    put("K_EV_PGMAJFAULT", ev("PGMAJFAULT"));
+    put("K_EV_SWPIN_ZERO", ev("SWPIN_ZERO"));
+    put("K_EV_SWPOUT_ZERO", ev("SWPOUT_ZERO"));
+    put("K_EV_ZSWPIN", ev("ZSWPIN"));
+    put("K_EV_ZSWPOUT", ev("ZSWPOUT"));
+    put("K_EV_ZSWPWB", ev("ZSWPWB"));
+    put(
+        "K_MM_SWAPENTS",
+        btf.enum_value(None, "MM_SWAPENTS")
+            .map(|v| v as u64)
+            .map_err(|e| e.to_string()),
+    );
+    put("K_NR_SWAPON", Ok(libc::SYS_swapon as u64));
+    put("K_NR_SWAPOFF", Ok(libc::SYS_swapoff as u64));
+    put("K_EXIT_RET_OFF", syscall_exit_ret_offset());
+    put("K_TASK_CGROUPS", off("task_struct", "cgroups"));
+    let memcg_id = btf
+        .enum_value(None, "memory_cgrp_id")
+        .map_err(|e| e.to_string());
+    put(
+        "K_CSS_SET_MEMCG",
+        off("css_set", "subsys").and_then(|o| memcg_id.map(|id| o + 8 * id as u64)),
+    );
+    put("K_CSS_CGROUP", off("cgroup_subsys_state", "cgroup"));
+    put("K_CSS_PARENT", off("cgroup_subsys_state", "parent"));
+    put("K_CGROUP_KN", off("cgroup", "kn"));
+    put("K_KN_ID", off("kernfs_node", "id"));
+    put("K_FILTER_TGID", Ok(cfg.filter_pid.unwrap_or(0) as u64));
+    put("K_FILTER_CGROUP", Ok(cfg.filter_cgroup.unwrap_or(0)));
+    put(
+        "K_PAGE_SHIFT",
+        Ok(super::page_size().trailing_zeros() as u64),
+    );
+    (out, bad)
+}
+
+/// Offset of `ret` in the `sys_exit_*` tracepoint record, from its format file.
+fn syscall_exit_ret_offset() -> Result<u64, String> {
+    let _ = crate::lab::mount_tracefs();
+    let path = "/sys/kernel/tracing/events/syscalls/sys_exit_swapoff/format";
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    format_field_offset(&text, "ret").ok_or_else(|| format!("{path}: no field `ret`"))
+}
+
+/// Offset of a field in a tracefs `format` file.
+pub fn format_field_offset(format: &str, field: &str) -> Option<u64> {
+    format.lines().find_map(|l| {
+        let l = l.trim();
+        let decl = l.strip_prefix("field:")?.split(';').next()?;
+        let name = decl.rsplit(|c: char| c == ' ' || c == '*').next()?;
+        if name != field {
+            return None;
+        }
+        let off = l.split("offset:").nth(1)?.split(';').next()?;
+        off.trim().parse().ok()
+    })
+}
+
+impl Probe {
+    /// Loads the object with this kernel's offsets. Attaches nothing yet.
+    pub fn load(btf: &Btf, cfg: &ProbeConfig) -> Result<Probe, LiveError> {
+        if !is_root() {
+            return Err(LiveError::NotRoot);
+        }
+        let (values, unresolved) = globals(btf, cfg);
+        let mut loader = EbpfLoader::new();
+        for (name, v) in &values {
+            loader.override_global(name, v, true);
+        }
+        if let Some(bytes) = cfg.ring_bytes {
+            loader.map_max_entries("EVENTS", bytes);
+        }
+        let ebpf = loader.load(OBJECT)?;
+        Ok(Probe {
+            ebpf,
+            attached: Vec::new(),
+            skipped: Vec::new(),
+            unresolved,
+        })
+    }
+
+    /// Attaches every program whose tracepoint this kernel has. Fails when a
+    /// program the core metrics need cannot be attached.
+    pub fn attach(&mut self, facts: &KernelFacts) -> Result<(), LiveError> {
+        let btf = facts.btf.as_ref().ok();
+        for &(prog, tp, required) in RAW_TPS {
+            let present = btf.map(|b| b.tracepoint_params(tp).is_ok()).unwrap_or(true);
+            let res = if present {
+                self.attach_raw(prog, tp)
+            } else {
+                Err(LiveError::NothingAttached(format!(
+                    "tracepoint {tp} not in this kernel"
+                )))
+            };
+            match res {
+                Ok(()) => self.attached.push(format!("raw_tp/{tp}")),
+                Err(e) if required => return Err(e),
+                Err(e) => self.skipped.push((format!("raw_tp/{tp}"), e.to_string())),
+            }
+        }
+        let _ = crate::lab::mount_tracefs();
+        for &(prog, cat, name) in TPS {
+            match self.attach_tp(prog, cat, name) {
+                Ok(()) => self.attached.push(format!("tracepoint/{cat}/{name}")),
+                Err(e) => self
+                    .skipped
+                    .push((format!("tracepoint/{cat}/{name}"), e.to_string())),
+            }
+        }
+        Ok(())
+    }
+
+    fn program(&mut self, name: &'static str) -> Result<&mut aya::programs::Program, LiveError> {
+        self.ebpf.program_mut(name).ok_or(LiveError::Map {
+            name,
+            why: "program missing from the eBPF object".into(),
+        })
+    }
+
+    fn attach_raw(&mut self, name: &'static str, tp: &str) -> Result<(), LiveError> {
+        let err = |source| LiveError::Program { name, source };
+        let p: &mut RawTracePoint = self.program(name)?.try_into().map_err(err)?;
+        p.load().map_err(err)?;
+        p.attach(tp).map_err(err)?;
+        Ok(())
+    }
+
+    fn attach_tp(&mut self, name: &'static str, cat: &str, tp: &str) -> Result<(), LiveError> {
+        let err = |source| LiveError::Program { name, source };
+        let p: &mut TracePoint = self.program(name)?.try_into().map_err(err)?;
+        p.load().map_err(err)?;
+        p.attach(cat, tp).map_err(err)?;
+        Ok(())
+    }
+
+    /// Loads (never attaches) an fentry program to learn whether fentry is allowed.
+    pub fn trial_fentry(&mut self) -> Trial {
+        let btf = match aya::Btf::from_sys_fs() {
+            Ok(b) => b,
+            Err(e) => return Trial::NotTried(format!("no BTF: {e}")),
+        };
+        let p = match self.program("trial_fentry") {
+            Ok(p) => p,
+            Err(e) => return Trial::NotTried(e.to_string()),
+        };
+        let p: &mut FEntry = match p.try_into() {
+            Ok(p) => p,
+            Err(e) => return Trial::NotTried(e.to_string()),
+        };
+        match p.load("do_swap_page", &btf) {
+            Ok(()) => Trial::Allowed,
+            Err(e) => Trial::Refused(load_error_text(&e)),
+        }
+    }
+
+    /// The ring buffer of events; callable once.
+    pub fn take_events(&mut self) -> Result<RingBuf<MapData>, LiveError> {
+        let map = self.ebpf.take_map("EVENTS").ok_or(LiveError::Map {
+            name: "EVENTS",
+            why: "missing".into(),
+        })?;
+        RingBuf::try_from(map).map_err(|e| LiveError::Map {
+            name: "EVENTS",
+            why: e.to_string(),
+        })
+    }
+
+    /// Lost events so far, summed over CPUs.
+    pub fn stats(&self) -> Result<Stats, LiveError> {
+        let map = self.ebpf.map("LOST").ok_or(LiveError::Map {
+            name: "LOST",
+            why: "missing".into(),
+        })?;
+        let arr: PerCpuArray<&MapData, u64> =
+            PerCpuArray::try_from(map).map_err(|e| LiveError::Map {
+                name: "LOST",
+                why: e.to_string(),
+            })?;
+        let mut s = Stats::default();
+        for (k, slot) in s.lost.iter_mut().enumerate() {
+            let v = arr.get(&(k as u32), 0).map_err(|e| LiveError::Map {
+                name: "LOST",
+                why: e.to_string(),
+            })?;
+            *slot = v.iter().sum();
+        }
+        Ok(s)
+    }
+}
+
+/// "EPERM" style text from a load error (the verifier log is not wanted here).
+fn load_error_text(e: &ProgramError) -> String {
+    use std::error::Error;
+    let mut cur: Option<&dyn Error> = Some(e);
+    while let Some(err) = cur {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            return match io.raw_os_error() {
+                Some(libc::EPERM) => "EPERM (BPF_PROG_LOAD refused by the kernel's policy)".into(),
+                Some(libc::EINVAL) => format!("EINVAL ({io})"),
+                _ => io.to_string(),
+            };
+        }
+        cur = err.source();
+    }
+    e.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format_field_offset;
+
+    #[test]
+    fn tracefs_format_offsets() {
+        let f = "name: sys_exit_swapoff\nID: 1\nformat:\n\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n";
+        assert_eq!(format_field_offset(f, "ret"), Some(16));
+        assert_eq!(format_field_offset(f, "__syscall_nr"), Some(8));
+        assert_eq!(format_field_offset(f, "nope"), None);
+    }
+}

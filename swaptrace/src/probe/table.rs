@@ -1,0 +1,339 @@
+//! The attach-point table: for each metric, its attach points in order of
+//! preference (fentry/fexit, then kprobe, then tracepoint-derived). Adding an
+//! attach point is adding a row.
+
+use serde::Serialize;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    Fentry,
+    Kprobe,
+    Tracepoint,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Fentry => "fentry",
+            Backend::Kprobe => "kprobe",
+            Backend::Tracepoint => "tracepoint",
+        })
+    }
+}
+
+/// What a row needs from the running kernel.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub enum Req {
+    /// A function in BTF (so neither inlined nor static-and-dropped).
+    BtfFunc(&'static str),
+    /// A text symbol in /proc/kallsyms (kprobe target).
+    Kallsyms(&'static str),
+    /// A data symbol whose name starts with this, in /proc/kallsyms (needs KALLSYMS_ALL).
+    DataSymbol(&'static str),
+    /// A tracepoint whose arguments, in order, start with these names.
+    Tracepoint(&'static str, &'static [&'static str]),
+    /// A member of a kernel struct.
+    Member(&'static str, &'static str),
+    /// An `enum vm_event_item` value.
+    VmEvent(&'static str),
+    /// fentry/fexit programs load (a trial load).
+    FentryAllowed,
+    /// The kernel has kprobes (a kprobe PMU).
+    KprobesBuilt,
+    /// The program for this row is in this build of swaptrace.
+    Built(bool),
+}
+
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct AttachPoint {
+    pub metric: &'static str,
+    pub backend: Backend,
+    pub attach: &'static str,
+    pub requires: &'static [Req],
+    pub note: &'static str,
+}
+
+/// Metrics, as in DESIGN.md's table, with what each measures.
+pub const METRICS: &[(&str, &str)] = &[
+    (
+        "swap-out",
+        "each folio written to swap: entry, mm, virtual page",
+    ),
+    (
+        "swap-fault",
+        "each swap-in fault: address, mm, major/minor, latency",
+    ),
+    (
+        "swap-read",
+        "pages read from swap, per fault and outside faults",
+    ),
+    (
+        "ra-window",
+        "swap readahead window (swapin_nr_pages return)",
+    ),
+    ("swap-cache-hit", "swap-cache hits and misses at swap-in"),
+    (
+        "free-latency",
+        "swap entry free batches (swapcache_free_entries)",
+    ),
+    ("zswap", "zswap stores, loads and writebacks"),
+    ("khugepaged-swapin", "khugepaged swap-ins for collapse"),
+    ("reclaim", "direct and memcg reclaim begin/end"),
+    ("swapoff", "swapon/swapoff brackets"),
+];
+
+const FAULT_TPS: &[Req] = &[
+    Req::Tracepoint("page_fault_user", &["address", "regs", "error_code"]),
+    Req::Tracepoint("rss_stat", &["mm", "member"]),
+    Req::Tracepoint("count_memcg_events", &["memcg", "item", "val"]),
+    Req::Tracepoint("sys_enter", &["regs", "id"]),
+    Req::Member("task_struct", "mm"),
+    Req::VmEvent("PGMAJFAULT"),
+    Req::Built(true),
+];
+
+pub const ATTACH_POINTS: &[AttachPoint] = &[
+    // swap-out
+    AttachPoint {
+        metric: "swap-out",
+        backend: Backend::Fentry,
+        attach: "fentry swap_writeout (6.16+)",
+        requires: &[
+            Req::BtfFunc("swap_writeout"),
+            Req::FentryAllowed,
+            Req::Built(false),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "swap-out",
+        backend: Backend::Tracepoint,
+        attach: "vmscan:mm_vmscan_write_folio",
+        requires: &[
+            Req::Tracepoint("mm_vmscan_write_folio", &["folio"]),
+            Req::Member("folio", "swap"),
+            Req::Member("folio", "mapping"),
+            Req::Member("folio", "index"),
+            Req::Member("anon_vma", "rb_root"),
+            Req::Member("anon_vma_chain", "vma"),
+            Req::Member("vm_area_struct", "vm_mm"),
+            Req::Built(true),
+        ],
+        note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm",
+    },
+    // swap-fault
+    AttachPoint {
+        metric: "swap-fault",
+        backend: Backend::Fentry,
+        attach: "fexit do_swap_page",
+        requires: &[
+            Req::BtfFunc("do_swap_page"),
+            Req::FentryAllowed,
+            Req::Built(false),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "swap-fault",
+        backend: Backend::Kprobe,
+        attach: "kretprobe do_swap_page",
+        requires: &[
+            Req::Kallsyms("do_swap_page"),
+            Req::KprobesBuilt,
+            Req::Built(false),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "swap-fault",
+        backend: Backend::Tracepoint,
+        attach:
+            "exceptions:page_fault_user + kmem:rss_stat(MM_SWAPENTS) + memcg:count_memcg_events",
+        requires: FAULT_TPS,
+        note: "entry joined from the swap-out of the same page",
+    },
+    // swap-read
+    AttachPoint {
+        metric: "swap-read",
+        backend: Backend::Fentry,
+        attach: "fentry swap_read_folio",
+        requires: &[
+            Req::BtfFunc("swap_read_folio"),
+            Req::FentryAllowed,
+            Req::Built(false),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "swap-read",
+        backend: Backend::Tracepoint,
+        attach: "memcg:count_memcg_events(PSWPIN, SWPIN_ZERO, ZSWPIN) in the faulting task",
+        requires: &[
+            Req::Tracepoint("count_memcg_events", &["memcg", "item", "val"]),
+            Req::VmEvent("PSWPIN"),
+            Req::Built(true),
+        ],
+        note: "",
+    },
+    // ra-window
+    AttachPoint {
+        metric: "ra-window",
+        backend: Backend::Fentry,
+        attach: "fexit swapin_nr_pages",
+        requires: &[
+            Req::BtfFunc("swapin_nr_pages"),
+            Req::FentryAllowed,
+            Req::Built(false),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "ra-window",
+        backend: Backend::Kprobe,
+        attach: "kretprobe swap_cluster_readahead + last_readahead_pages",
+        requires: &[
+            Req::Kallsyms("swap_cluster_readahead"),
+            Req::DataSymbol("last_readahead_pages"),
+            Req::KprobesBuilt,
+            Req::Built(false),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "ra-window",
+        backend: Backend::Tracepoint,
+        attach: "pages read per fault (PSWPIN in the faulting task)",
+        requires: FAULT_TPS,
+        note: "pages actually read: the window less pages already cached",
+    },
+    // swap-cache-hit
+    AttachPoint {
+        metric: "swap-cache-hit",
+        backend: Backend::Fentry,
+        attach: "fentry swap_update_readahead (6.18)",
+        requires: &[
+            Req::BtfFunc("swap_update_readahead"),
+            Req::FentryAllowed,
+            Req::Built(false),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "swap-cache-hit",
+        backend: Backend::Fentry,
+        attach: "fexit swap_cache_get_folio (6.1-6.17)",
+        requires: &[
+            Req::BtfFunc("swap_cache_get_folio"),
+            Req::FentryAllowed,
+            Req::Built(false),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "swap-cache-hit",
+        backend: Backend::Tracepoint,
+        attach: "swap fault without PGMAJFAULT = swap-cache hit",
+        requires: FAULT_TPS,
+        note: "",
+    },
+    // free-latency
+    AttachPoint {
+        metric: "free-latency",
+        backend: Backend::Fentry,
+        attach: "fentry/fexit swapcache_free_entries (<= 6.14)",
+        requires: &[
+            Req::BtfFunc("swapcache_free_entries"),
+            Req::FentryAllowed,
+            Req::Built(false),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "free-latency",
+        backend: Backend::Fentry,
+        attach: "fentry/fexit swap_entries_free (6.15+)",
+        requires: &[
+            Req::BtfFunc("swap_entries_free"),
+            Req::FentryAllowed,
+            Req::Built(false),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "free-latency",
+        backend: Backend::Kprobe,
+        attach: "kprobe/kretprobe swapcache_free_entries",
+        requires: &[
+            Req::Kallsyms("swapcache_free_entries"),
+            Req::KprobesBuilt,
+            Req::Built(false),
+        ],
+        note: "",
+    },
+    // zswap
+    AttachPoint {
+        metric: "zswap",
+        backend: Backend::Fentry,
+        attach: "fexit zswap_store/zswap_load",
+        requires: &[
+            Req::BtfFunc("zswap_store"),
+            Req::FentryAllowed,
+            Req::Built(false),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "zswap",
+        backend: Backend::Tracepoint,
+        attach: "memcg:count_memcg_events(ZSWPOUT, ZSWPIN, ZSWPWB)",
+        requires: &[
+            Req::Tracepoint("count_memcg_events", &["memcg", "item", "val"]),
+            Req::VmEvent("ZSWPOUT"),
+            Req::VmEvent("ZSWPIN"),
+            Req::VmEvent("ZSWPWB"),
+            Req::Built(true),
+        ],
+        note: "stores that are rejected are not seen",
+    },
+    // khugepaged
+    AttachPoint {
+        metric: "khugepaged-swapin",
+        backend: Backend::Tracepoint,
+        attach: "huge_memory:mm_collapse_huge_page_swapin",
+        requires: &[
+            Req::Tracepoint(
+                "mm_collapse_huge_page_swapin",
+                &["mm", "swapped_in", "referenced", "ret"],
+            ),
+            Req::Built(true),
+        ],
+        note: "",
+    },
+    // reclaim
+    AttachPoint {
+        metric: "reclaim",
+        backend: Backend::Tracepoint,
+        attach: "vmscan:mm_vmscan_{direct,memcg}_reclaim_{begin,end}",
+        requires: &[
+            Req::Tracepoint("mm_vmscan_direct_reclaim_begin", &["order", "gfp_flags"]),
+            Req::Tracepoint("mm_vmscan_direct_reclaim_end", &["nr_reclaimed"]),
+            Req::Tracepoint("mm_vmscan_memcg_reclaim_begin", &["order", "gfp_flags"]),
+            Req::Tracepoint("mm_vmscan_memcg_reclaim_end", &["nr_reclaimed"]),
+            Req::Built(true),
+        ],
+        note: "",
+    },
+    // swapoff
+    AttachPoint {
+        metric: "swapoff",
+        backend: Backend::Tracepoint,
+        attach: "raw_syscalls:sys_enter + syscalls:sys_exit_swap{on,off}",
+        requires: &[
+            Req::Tracepoint("sys_enter", &["regs", "id"]),
+            Req::Built(true),
+        ],
+        note: "",
+    },
+];

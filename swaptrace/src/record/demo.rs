@@ -1,0 +1,58 @@
+//! A recording of the built-in workload under real memory pressure: a
+//! temporary swap file and a memory cgroup, both removed afterwards.
+
+use super::live::{record, RecordError, RecordOptions, Recorded};
+use crate::lab::{MemCgroup, SwapFile};
+use crate::workload::WorkloadSpec;
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Debug)]
+pub struct DemoOptions {
+    pub workload: WorkloadSpec,
+    /// memory.limit_in_bytes of the cgroup the workload runs in.
+    pub limit_bytes: u64,
+    pub swap_bytes: u64,
+    /// Where the temporary swap file goes (a block-backed filesystem, not tmpfs).
+    pub swap_dir: PathBuf,
+    pub output: PathBuf,
+    /// Put swap on a non-rotational loop device (VMA readahead) instead of a plain file.
+    pub loop_device: bool,
+    pub progress: bool,
+}
+
+/// The command line that runs the built-in workload in a child process.
+pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
+    vec![
+        exe.display().to_string(),
+        "workload".into(),
+        "--size".into(),
+        w.size_bytes.to_string(),
+        "--pattern".into(),
+        w.pattern.to_string(),
+        "--passes".into(),
+        w.passes.to_string(),
+        "--seed".into(),
+        w.seed.to_string(),
+    ]
+}
+
+/// Sets up swap and the cgroup, records the workload run by `exe`, restores.
+pub fn run_demo(exe: &Path, o: &DemoOptions) -> Result<Recorded, RecordError> {
+    std::fs::create_dir_all(&o.swap_dir).map_err(|source| RecordError::Io {
+        what: o.swap_dir.display().to_string(),
+        source,
+    })?;
+    let _swap = if o.loop_device {
+        SwapFile::on_loop(&o.swap_dir, o.swap_bytes, false, None)?
+    } else {
+        SwapFile::create(&o.swap_dir, o.swap_bytes, None)?
+    };
+    let cg = MemCgroup::create("swaptrace-demo-", o.limit_bytes)?;
+    record(&RecordOptions {
+        output: o.output.clone(),
+        command: workload_command(exe, &o.workload),
+        spawn_cgroup: Some(cg.path().to_path_buf()),
+        progress: o.progress,
+        ..RecordOptions::default()
+    })
+}

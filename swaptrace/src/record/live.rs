@@ -1,0 +1,348 @@
+//! `swaptrace record`: attach, drain the ring buffer with tokio, write the
+//! trace, and always finalize it.
+
+use super::{Recorder, Summary};
+use crate::lab::{self, VmStat};
+use crate::probe::{self, KernelFacts, LiveError, Probe, ProbeConfig};
+use crate::trace::{Footer, Header, Readahead, Record, TraceError, TraceWriter, FORMAT_VERSION};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use swaptrace_common::{RawEvent, RAW_EVENT_SIZE};
+use tokio::io::unix::AsyncFd;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error(transparent)]
+    Probe(#[from] LiveError),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error(transparent)]
+    Lab(#[from] lab::LabError),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("--cgroup {0}: not a cgroup directory")]
+    Cgroup(PathBuf),
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct RecordOptions {
+    pub output: PathBuf,
+    pub duration: Option<Duration>,
+    /// Command to run (and trace) once probes are attached.
+    pub command: Vec<String>,
+    /// Memory cgroup to trace (it and its descendants); the command is started inside it.
+    pub cgroup: Option<PathBuf>,
+    /// A cgroup to start the command in without filtering on it.
+    pub spawn_cgroup: Option<PathBuf>,
+    pub pid: Option<u32>,
+    pub ring_bytes: Option<u32>,
+    /// Show a progress line on a terminal.
+    pub progress: bool,
+}
+
+/// What a finished recording reports.
+#[derive(Debug, serde::Serialize)]
+pub struct Recorded {
+    pub path: PathBuf,
+    pub summary: Summary,
+    pub records: u64,
+    pub bytes: u64,
+    pub elapsed_s: f64,
+    pub exit_code: Option<i32>,
+    pub vmstat_delta: std::collections::BTreeMap<String, i64>,
+    pub attached: Vec<String>,
+    pub skipped: Vec<(String, String)>,
+}
+
+fn clock(id: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(id, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+pub fn monotonic_ns() -> u64 {
+    clock(libc::CLOCK_MONOTONIC)
+}
+
+fn mem_total_kib() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+pub fn readahead_settings() -> Readahead {
+    Readahead {
+        page_cluster: lab::Knob::read("/proc/sys/vm/page-cluster")
+            .ok()
+            .and_then(|v| v.trim().parse().ok()),
+        vma_ra_enabled: lab::Knob::read("/sys/kernel/mm/swap/vma_ra_enabled")
+            .ok()
+            .map(|v| v.trim() == "true"),
+    }
+}
+
+fn header(facts: &KernelFacts, sources: Vec<crate::trace::MetricSource>, target: String) -> Header {
+    Header {
+        format_version: FORMAT_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        kernel_release: facts.release.clone(),
+        page_size: probe::page_size(),
+        monotonic_start_ns: monotonic_ns(),
+        realtime_start_ns: clock(libc::CLOCK_REALTIME),
+        mem_total_kib: mem_total_kib(),
+        swap_devices: lab::swap_devices().unwrap_or_default(),
+        readahead: readahead_settings(),
+        metrics: sources,
+        vmstat_start: VmStat::read().map(|v| v.0).unwrap_or_default(),
+        target,
+    }
+}
+
+fn target_text(opts: &RecordOptions) -> String {
+    let mut parts = Vec::new();
+    if !opts.command.is_empty() {
+        parts.push(format!("command: {}", opts.command.join(" ")));
+    }
+    if let Some(p) = opts.pid {
+        parts.push(format!("pid {p}"));
+    }
+    if let Some(c) = &opts.cgroup {
+        parts.push(format!("cgroup {}", c.display()));
+    }
+    if opts.pid.is_none() && opts.cgroup.is_none() {
+        parts.push("system-wide".into());
+    }
+    parts.join(", ")
+}
+
+fn cgroup_inode(dir: &Path) -> Result<u64, RecordError> {
+    use std::os::unix::fs::MetadataExt;
+    let procs = dir.join("cgroup.procs");
+    if !procs.exists() {
+        return Err(RecordError::Cgroup(dir.to_path_buf()));
+    }
+    std::fs::metadata(dir)
+        .map(|m| m.ino())
+        .map_err(|source| RecordError::Io {
+            what: dir.display().to_string(),
+            source,
+        })
+}
+
+/// Attaches, records until the duration ends, the command exits, or
+/// SIGINT/SIGTERM, and finalizes the trace in every case but a failed start.
+pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| RecordError::Io {
+            what: "tokio runtime".into(),
+            source,
+        })?;
+    rt.block_on(record_async(opts))
+}
+
+async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
+    lab::require_root()?;
+    let mut facts = KernelFacts::gather();
+    let btf = facts.btf.as_ref().map_err(|e| {
+        LiveError::NothingAttached(format!("kernel BTF is needed for offsets: {e}"))
+    })?;
+    let cfg = ProbeConfig {
+        filter_pid: opts.pid,
+        filter_cgroup: opts.cgroup.as_deref().map(cgroup_inode).transpose()?,
+        ring_bytes: opts.ring_bytes,
+    };
+    let mut probe = Probe::load(btf, &cfg)?;
+    facts.fentry = probe.trial_fentry();
+    probe.attach(&facts)?;
+    let ring = probe.take_events()?;
+    // SAFETY: the RingBuf owns its map fd for as long as the AsyncFd lives.
+    let mut fd = unsafe { AsyncFd::register(ring) }.map_err(|e| RecordError::Io {
+        what: "ring buffer fd".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    let mut sigint = signal(tokio::signal::unix::SignalKind::interrupt())?;
+    let mut sigterm = signal(tokio::signal::unix::SignalKind::terminate())?;
+    let plans = probe::plan(&facts);
+    let head = header(&facts, probe::sources(&plans), target_text(opts));
+    let mut writer = TraceWriter::create(&opts.output, &head)?;
+    let mut rec = Recorder::new(head.page_size);
+    let started = Instant::now();
+
+    let mut child = match opts.command.split_first() {
+        Some((prog, args)) => {
+            let mut cmd = std::process::Command::new(prog);
+            cmd.args(args);
+            if let Some(cg) = opts.cgroup.as_ref().or(opts.spawn_cgroup.as_ref()) {
+                lab::enter_cgroup_on_exec(&mut cmd, cg);
+            }
+            let child = tokio::process::Command::from(cmd)
+                .spawn()
+                .map_err(|source| RecordError::Io {
+                    what: format!("starting {prog}"),
+                    source,
+                });
+            match child {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    // Leave a valid, finalized (empty) trace behind.
+                    let _ = writer.finish(&Footer::default());
+                    return Err(e);
+                }
+            }
+        }
+        None => None,
+    };
+
+    let bar = progress(opts.progress);
+    let deadline = opts.duration.map(|d| tokio::time::Instant::now() + d);
+    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    let mut exit_code = None;
+    let mut out = Vec::with_capacity(4096);
+    let mut failure: Option<RecordError> = None;
+
+    loop {
+        tokio::select! {
+            guard = fd.readable_mut() => {
+                let mut guard = match guard {
+                    Ok(g) => g,
+                    Err(source) => { failure = Some(RecordError::Io { what: "ring buffer poll".into(), source }); break; }
+                };
+                drain(guard.get_inner_mut(), &mut rec, &mut out);
+                guard.clear_ready();
+                if let Err(e) = write_all(&mut writer, &mut out) { failure = Some(e); break; }
+            }
+            status = wait_child(&mut child) => {
+                exit_code = status.and_then(|s| s.code());
+                break;
+            }
+            _ = sleep_until(deadline) => break,
+            _ = sigint.recv() => break,
+            _ = sigterm.recv() => break,
+            _ = tick.tick() => {
+                if let Err(e) = writer.tick() { failure = Some(e.into()); break; }
+                if let Some(b) = &bar {
+                    let s = &rec.summary;
+                    b.set_message(format!(
+                        "{:.0}s  faults {}  swap-outs {}  reads {}  lost {}",
+                        started.elapsed().as_secs_f64(), s.faults, s.swap_outs, s.pswpin(), s.lost_total()
+                    ));
+                }
+            }
+        }
+    }
+    // Stop the child if we stopped first, then take what is left in the ring.
+    if let Some(c) = child.as_mut() {
+        if exit_code.is_none() {
+            let _ = c.start_kill();
+            exit_code = c.wait().await.ok().and_then(|s| s.code());
+        }
+    }
+    drain(fd.get_mut(), &mut rec, &mut out);
+    let end = monotonic_ns();
+    let vm_end = VmStat::read().map(|v| v.0).unwrap_or_default();
+    match probe.stats() {
+        Ok(st) => rec.lost(end, &st.lost, &mut out),
+        Err(e) => failure = failure.or(Some(e.into())),
+    }
+    let written = write_all(&mut writer, &mut out);
+    let records = writer.records();
+    let footer = Footer {
+        monotonic_end_ns: end,
+        vmstat_end: vm_end.clone(),
+        lost: rec.summary.lost.clone(),
+        records,
+        exit_code,
+    };
+    let bytes = writer.finish(&footer)?;
+    written?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let vmstat_delta = VmStat(head.vmstat_start.clone()).delta(&VmStat(vm_end));
+    Ok(Recorded {
+        path: opts.output.clone(),
+        summary: rec.summary,
+        records,
+        bytes,
+        elapsed_s: started.elapsed().as_secs_f64(),
+        exit_code,
+        vmstat_delta,
+        attached: probe.attached.clone(),
+        skipped: probe.skipped.clone(),
+    })
+}
+
+fn signal(
+    kind: tokio::signal::unix::SignalKind,
+) -> Result<tokio::signal::unix::Signal, RecordError> {
+    tokio::signal::unix::signal(kind).map_err(|source| RecordError::Io {
+        what: "signal handler".into(),
+        source,
+    })
+}
+
+fn progress(on: bool) -> Option<indicatif::ProgressBar> {
+    if !on {
+        return None;
+    }
+    let b = indicatif::ProgressBar::new_spinner();
+    b.enable_steady_tick(Duration::from_millis(250));
+    b.set_message("attached");
+    Some(b)
+}
+
+async fn wait_child(child: &mut Option<tokio::process::Child>) -> Option<std::process::ExitStatus> {
+    match child {
+        Some(c) => c.wait().await.ok(),
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn drain(
+    ring: &mut aya::maps::RingBuf<aya::maps::MapData>,
+    rec: &mut Recorder,
+    out: &mut Vec<Record>,
+) {
+    while let Some(item) = ring.next() {
+        if item.len() < RAW_EVENT_SIZE {
+            continue;
+        }
+        // SAFETY: RawEvent is repr(C) plain data of RAW_EVENT_SIZE bytes;
+        // read_unaligned copies it out of the ring.
+        let ev: RawEvent = unsafe { std::ptr::read_unaligned(item.as_ptr().cast()) };
+        rec.ingest(&ev, out);
+    }
+}
+
+fn write_all(w: &mut TraceWriter, out: &mut Vec<Record>) -> Result<(), RecordError> {
+    for r in out.drain(..) {
+        w.push(&r)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,372 @@
+//! Turning probe events into trace records: address spaces and tasks are
+//! numbered, kernel pointers dropped, and each swap-in fault is joined to the
+//! swap-out of the same page of the same address space to learn its entry.
+
+#[cfg(feature = "live")]
+mod demo;
+#[cfg(feature = "live")]
+mod live;
+
+#[cfg(feature = "live")]
+pub use demo::{run_demo, workload_command, DemoOptions};
+#[cfg(feature = "live")]
+pub use live::{monotonic_ns, record, RecordError, RecordOptions, Recorded};
+
+use crate::trace::{OutKind, ReadKind, Record, SwapEntry, Syscall};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use swaptrace_common::{flag, kind, read_kind, RawEvent};
+
+/// What a recording saw, per metric.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Summary {
+    pub swap_outs: u64,
+    pub swap_out_pages: u64,
+    pub swap_out_io: u64,
+    pub swap_out_zero: u64,
+    pub swap_out_zswap: u64,
+    pub swap_out_unknown: u64,
+    pub swap_out_no_vma: u64,
+    pub faults: u64,
+    pub faults_major: u64,
+    /// Faults whose entry was found at a recorded swap-out.
+    pub faults_joined: u64,
+    /// Pages read by I/O inside faults, and outside them.
+    pub fault_pages_read: u64,
+    pub fault_zero_reads: u64,
+    pub fault_zswap_loads: u64,
+    pub other_reads_io: u64,
+    pub other_reads_zero: u64,
+    pub other_reads_zswap: u64,
+    pub zswap_writebacks: u64,
+    pub reclaim_direct: u64,
+    pub reclaim_memcg: u64,
+    pub khugepaged_swapins: u64,
+    pub swapoff_calls: u64,
+    pub lost: BTreeMap<String, u64>,
+}
+
+impl Summary {
+    pub fn pswpin(&self) -> u64 {
+        self.fault_pages_read + self.other_reads_io
+    }
+
+    pub fn swpin_zero(&self) -> u64 {
+        self.fault_zero_reads + self.other_reads_zero
+    }
+
+    /// Adds the counts of one record (also used to summarise a trace file).
+    pub fn add(&mut self, r: &Record) {
+        match r {
+            Record::SwapOut { mm, nr, how, .. } => {
+                self.swap_outs += 1;
+                self.swap_out_pages += *nr as u64;
+                let n = *nr as u64;
+                match how {
+                    OutKind::Io => self.swap_out_io += n,
+                    OutKind::Zero => self.swap_out_zero += n,
+                    OutKind::Zswap => self.swap_out_zswap += n,
+                    OutKind::Unknown => self.swap_out_unknown += n,
+                }
+                if *mm == 0 {
+                    self.swap_out_no_vma += 1;
+                }
+            }
+            Record::SwapFault {
+                entry,
+                major,
+                pages_read,
+                zero_reads,
+                zswap_loads,
+                ..
+            } => {
+                self.faults += 1;
+                self.faults_major += *major as u64;
+                self.faults_joined += entry.is_some() as u64;
+                self.fault_pages_read += *pages_read as u64;
+                self.fault_zero_reads += *zero_reads as u64;
+                self.fault_zswap_loads += *zswap_loads as u64;
+            }
+            Record::SwapRead { how, nr, .. } => {
+                let n = *nr as u64;
+                match how {
+                    ReadKind::Io => self.other_reads_io += n,
+                    ReadKind::Zero => self.other_reads_zero += n,
+                    ReadKind::Zswap => self.other_reads_zswap += n,
+                }
+            }
+            Record::ZswapWriteback { nr, .. } => self.zswap_writebacks += *nr as u64,
+            Record::Reclaim {
+                begin: true, memcg, ..
+            } => {
+                if *memcg {
+                    self.reclaim_memcg += 1
+                } else {
+                    self.reclaim_direct += 1
+                }
+            }
+            Record::KhugepagedSwapin { .. } => self.khugepaged_swapins += 1,
+            Record::Syscall {
+                call: Syscall::Swapoff,
+                ret: None,
+                ..
+            } => self.swapoff_calls += 1,
+            Record::Lost { what, count, .. } => {
+                *self.lost.entry(what.clone()).or_default() += count
+            }
+            _ => {}
+        }
+    }
+
+    pub fn lost_total(&self) -> u64 {
+        self.lost.values().sum()
+    }
+}
+
+pub fn kind_name(k: u8) -> &'static str {
+    match k {
+        kind::SWAP_OUT => "swap_out",
+        kind::SWAP_FAULT => "swap_fault",
+        kind::SWAP_READ => "swap_read",
+        kind::RECLAIM_BEGIN | kind::RECLAIM_END => "reclaim",
+        kind::KHUGEPAGED_SWAPIN => "khugepaged_swapin",
+        kind::SWAPOFF_ENTER | kind::SWAPOFF_EXIT | kind::SWAPON_ENTER | kind::SWAPON_EXIT => {
+            "syscall"
+        }
+        kind::ZSWAP_WRITEBACK => "zswap_writeback",
+        _ => "unknown",
+    }
+}
+
+/// The event-to-record state machine.
+#[derive(Default)]
+pub struct Recorder {
+    mms: HashMap<u64, u32>,
+    tasks: HashSet<u32>,
+    /// (mm, virtual page) -> entry of its last recorded swap-out.
+    slots: HashMap<(u32, u64), SwapEntry>,
+    page_shift: u32,
+    pub summary: Summary,
+}
+
+fn comm(c: &[u8; 16]) -> String {
+    let end = c.iter().position(|&b| b == 0).unwrap_or(c.len());
+    String::from_utf8_lossy(&c[..end]).into_owned()
+}
+
+impl Recorder {
+    pub fn new(page_size: u64) -> Recorder {
+        Recorder {
+            page_shift: page_size.max(1).trailing_zeros(),
+            ..Recorder::default()
+        }
+    }
+
+    fn mm(&mut self, ptr: u64, pid: u32, out: &mut Vec<Record>) -> u32 {
+        if ptr == 0 {
+            return 0;
+        }
+        let next = self.mms.len() as u32 + 1;
+        *self.mms.entry(ptr).or_insert_with(|| {
+            out.push(Record::AddressSpace { mm: next, pid });
+            next
+        })
+    }
+
+    /// Appends the records for one event to `out`.
+    pub fn ingest(&mut self, ev: &RawEvent, out: &mut Vec<Record>) {
+        let start = out.len();
+        if self.tasks.insert(ev.tid) {
+            out.push(Record::Task {
+                tid: ev.tid,
+                pid: ev.pid,
+                comm: comm(&ev.comm),
+            });
+        }
+        let (ts, tid) = (ev.ts_ns, ev.tid);
+        let rec = match ev.kind {
+            kind::SWAP_OUT => {
+                let no_vma = ev.flags & flag::NO_VMA != 0;
+                // A swap-out's mm is the page's owner, not the reclaiming task's.
+                let mm = if no_vma { 0 } else { self.mm(ev.mm, 0, out) };
+                let entry = SwapEntry::from_val(ev.entry);
+                let vpage = ev.addr >> self.page_shift;
+                if mm != 0 {
+                    for i in 0..ev.nr.max(1) as u64 {
+                        let e = SwapEntry {
+                            dev: entry.dev,
+                            offset: entry.offset + i,
+                        };
+                        self.slots.insert((mm, vpage + i), e);
+                    }
+                }
+                let how = if ev.flags & flag::OUT_ZSWAP != 0 {
+                    OutKind::Zswap
+                } else if ev.flags & flag::OUT_ZERO != 0 {
+                    OutKind::Zero
+                } else if ev.flags & flag::OUT_IO != 0 {
+                    OutKind::Io
+                } else {
+                    OutKind::Unknown
+                };
+                Some(Record::SwapOut {
+                    ts,
+                    tid,
+                    mm,
+                    vaddr: if no_vma { 0 } else { vpage << self.page_shift },
+                    entry,
+                    nr: ev.nr.max(1),
+                    how,
+                })
+            }
+            kind::SWAP_FAULT => {
+                let mm = self.mm(ev.mm, ev.pid, out);
+                let entry = self.slots.remove(&(mm, ev.addr >> self.page_shift));
+                Some(Record::SwapFault {
+                    ts,
+                    dur_ns: ev.aux,
+                    tid,
+                    mm,
+                    addr: ev.addr,
+                    entry,
+                    major: ev.flags & flag::MAJOR != 0,
+                    pages_read: ev.nr,
+                    zero_reads: (ev.entry >> 32) as u32,
+                    zswap_loads: ev.entry as u32,
+                })
+            }
+            kind::SWAP_READ => Some(Record::SwapRead {
+                ts,
+                tid,
+                how: match ev.aux {
+                    read_kind::IO => ReadKind::Io,
+                    read_kind::ZERO => ReadKind::Zero,
+                    _ => ReadKind::Zswap,
+                },
+                nr: ev.nr,
+            }),
+            kind::ZSWAP_WRITEBACK => Some(Record::ZswapWriteback { ts, tid, nr: ev.nr }),
+            kind::RECLAIM_BEGIN | kind::RECLAIM_END => Some(Record::Reclaim {
+                ts,
+                tid,
+                begin: ev.kind == kind::RECLAIM_BEGIN,
+                memcg: ev.flags & flag::MEMCG != 0,
+                nr_reclaimed: ev.entry,
+            }),
+            kind::KHUGEPAGED_SWAPIN => {
+                let mm = self.mm(ev.mm, 0, out);
+                Some(Record::KhugepagedSwapin {
+                    ts,
+                    tid,
+                    mm,
+                    swapped_in: ev.nr,
+                    referenced: ev.entry as u32,
+                    ret: ev.aux as i32,
+                })
+            }
+            kind::SWAPOFF_ENTER | kind::SWAPOFF_EXIT | kind::SWAPON_ENTER | kind::SWAPON_EXIT => {
+                let exit = matches!(ev.kind, kind::SWAPOFF_EXIT | kind::SWAPON_EXIT);
+                Some(Record::Syscall {
+                    ts,
+                    tid,
+                    call: if matches!(ev.kind, kind::SWAPON_ENTER | kind::SWAPON_EXIT) {
+                        Syscall::Swapon
+                    } else {
+                        Syscall::Swapoff
+                    },
+                    ret: exit.then_some(ev.entry as i64),
+                })
+            }
+            _ => None,
+        };
+        out.extend(rec);
+        for r in &out[start..] {
+            self.summary.add(r);
+        }
+    }
+
+    /// Lost-event records for counters read from the probe.
+    pub fn lost(&mut self, ts: u64, lost: &[u64], out: &mut Vec<Record>) {
+        let mut by: BTreeMap<&str, u64> = BTreeMap::new();
+        for (k, &n) in lost.iter().enumerate() {
+            if n > 0 {
+                *by.entry(kind_name(k as u8)).or_default() += n;
+            }
+        }
+        for (what, count) in by {
+            let r = Record::Lost {
+                ts,
+                what: what.to_string(),
+                count,
+            };
+            self.summary.add(&r);
+            out.push(r);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(k: u8) -> RawEvent {
+        RawEvent {
+            kind: k,
+            tid: 10,
+            pid: 10,
+            comm: *b"work\0\0\0\0\0\0\0\0\0\0\0\0",
+            ..RawEvent::default()
+        }
+    }
+
+    #[test]
+    fn faults_join_the_swap_out_of_their_page() {
+        let mut r = Recorder::new(4096);
+        let mut out = Vec::new();
+        let mut o = ev(kind::SWAP_OUT);
+        o.mm = 0xffff_8880_0000_1000;
+        o.addr = 0x7f00_0000_3000;
+        o.entry = (1u64 << 58) | 42;
+        o.nr = 1;
+        o.flags = flag::OUT_IO;
+        r.ingest(&o, &mut out);
+        let mut f = ev(kind::SWAP_FAULT);
+        f.mm = o.mm;
+        f.addr = 0x7f00_0000_3abc;
+        f.nr = 4;
+        f.flags = flag::MAJOR;
+        r.ingest(&f, &mut out);
+        // A second fault on the page without a new swap-out has no entry.
+        r.ingest(&f, &mut out);
+        let faults: Vec<_> = out
+            .iter()
+            .filter_map(|r| match r {
+                Record::SwapFault { entry, mm, .. } => Some((*entry, *mm)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            faults,
+            vec![(Some(SwapEntry { dev: 1, offset: 42 }), 1), (None, 1)]
+        );
+        assert!(matches!(out[0], Record::Task { tid: 10, .. }));
+        assert!(matches!(out[1], Record::AddressSpace { mm: 1, pid: 0 }));
+        let s = &r.summary;
+        assert_eq!((s.faults, s.faults_major, s.faults_joined), (2, 2, 1));
+        assert_eq!((s.swap_outs, s.swap_out_io, s.fault_pages_read), (1, 1, 8));
+    }
+
+    #[test]
+    fn lost_counts_become_records_per_kind() {
+        let mut r = Recorder::new(4096);
+        let mut out = Vec::new();
+        let mut lost = [0u64; kind::COUNT];
+        lost[kind::SWAP_FAULT as usize] = 3;
+        lost[kind::RECLAIM_BEGIN as usize] = 1;
+        lost[kind::RECLAIM_END as usize] = 2;
+        r.lost(5, &lost, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(r.summary.lost_total(), 6);
+        assert_eq!(r.summary.lost["reclaim"], 3);
+    }
+}

@@ -1,0 +1,218 @@
+//! `swaptrace info`: a trace's header, counts per record kind, vmstat deltas.
+
+use crate::record::Summary;
+use crate::trace::Loaded;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// The vmstat counters shown by `info` (all are kept in the trace).
+pub const SWAP_COUNTERS: &[&str] = &[
+    "pswpin",
+    "pswpout",
+    "pgmajfault",
+    "swpin_zero",
+    "swpout_zero",
+    "swap_ra",
+    "swap_ra_hit",
+    "zswpin",
+    "zswpout",
+    "zswpwb",
+    "nr_vmscan_write",
+    "allocstall_normal",
+    "allocstall_movable",
+    "thp_collapse_alloc",
+];
+
+/// Unix time in ns as `YYYY-MM-DD HH:MM:SS UTC`.
+pub fn utc(unix_ns: u64) -> String {
+    let secs = unix_ns / 1_000_000_000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (m <= 2) as i64;
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+pub fn kind_counts(t: &Loaded) -> BTreeMap<&'static str, u64> {
+    let mut m = BTreeMap::new();
+    for r in &t.records {
+        *m.entry(r.kind_name()).or_default() += 1;
+    }
+    m
+}
+
+pub fn summary(t: &Loaded) -> Summary {
+    let mut s = Summary::default();
+    for r in &t.records {
+        s.add(r);
+    }
+    s
+}
+
+pub fn info_json(t: &Loaded, path: &str) -> serde_json::Value {
+    json!({
+        "path": path,
+        "header": t.header,
+        "footer": t.footer,
+        "finalized": t.footer.is_some(),
+        "chunks": t.chunks.len(),
+        "records": kind_counts(t),
+        "unknown_records_skipped": t.skipped,
+        "summary": summary(t),
+        "problems": t.problems.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+    })
+}
+
+pub fn info_text(t: &Loaded, path: &str, file_bytes: u64) -> String {
+    let h = &t.header;
+    let mut o = String::new();
+    let state = if t.footer.is_some() {
+        "finalized"
+    } else {
+        "NOT finalized (recording cut short)"
+    };
+    let _ = writeln!(
+        o,
+        "trace       {path} ({file_bytes} bytes, {} chunks, {state})",
+        t.chunks.len()
+    );
+    let _ = writeln!(
+        o,
+        "format      v{}, written by swaptrace {}",
+        h.format_version, h.tool_version
+    );
+    let _ = writeln!(
+        o,
+        "kernel      {}, page size {}",
+        h.kernel_release, h.page_size
+    );
+    let dur = t
+        .footer
+        .as_ref()
+        .map(|f| {
+            format!(
+                ", {:.1} s",
+                f.monotonic_end_ns.saturating_sub(h.monotonic_start_ns) as f64 / 1e9
+            )
+        })
+        .unwrap_or_default();
+    let _ = writeln!(o, "recorded    {}{dur}", utc(h.realtime_start_ns));
+    let _ = writeln!(o, "target      {}", h.target);
+    if let Some(code) = t.footer.as_ref().and_then(|f| f.exit_code) {
+        let _ = writeln!(o, "exit code   {code}");
+    }
+    let _ = writeln!(o, "memory      {} MiB", h.mem_total_kib / 1024);
+    if h.swap_devices.is_empty() {
+        let _ = writeln!(o, "swap        none");
+    }
+    for d in &h.swap_devices {
+        let rot = match d.rotational {
+            Some(true) => "rotational",
+            Some(false) => "non-rotational",
+            None => "rotational unknown",
+        };
+        let _ = writeln!(
+            o,
+            "swap        {} ({}, {} MiB, prio {}, {rot})",
+            d.path.display(),
+            d.kind,
+            d.size_kib / 1024,
+            d.priority
+        );
+    }
+    let ra = &h.readahead;
+    let _ = writeln!(
+        o,
+        "readahead   page-cluster {}, vma_ra_enabled {}",
+        ra.page_cluster
+            .map(|c| format!("{c} (max {} pages)", 1u64 << c.min(20)))
+            .unwrap_or_else(|| "?".into()),
+        ra.vma_ra_enabled
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "?".into())
+    );
+    let _ = writeln!(
+        o,
+        "\n{:<18} {:<11} ATTACH / WHY MISSING",
+        "METRIC", "BACKEND"
+    );
+    for m in &h.metrics {
+        let (b, a) = match (&m.backend, &m.missing) {
+            (Some(b), _) => (b.as_str(), m.attach.join(", ")),
+            (None, Some(why)) => ("-", why.clone()),
+            (None, None) => ("-", String::new()),
+        };
+        let _ = writeln!(o, "{:<18} {:<11} {a}", m.metric, b);
+    }
+    let _ = writeln!(o, "\n{:<18} {:>12}", "RECORDS", "COUNT");
+    for (k, n) in kind_counts(t) {
+        let _ = writeln!(o, "{k:<18} {n:>12}");
+    }
+    if t.skipped > 0 {
+        let _ = writeln!(o, "{:<18} {:>12}", "(unknown kinds)", t.skipped);
+    }
+    let s = summary(t);
+    let _ = writeln!(
+        o,
+        "\nswap-ins    {} faults ({} major, {} minor), {} with a recorded swap-out entry",
+        s.faults,
+        s.faults_major,
+        s.faults - s.faults_major,
+        s.faults_joined
+    );
+    let _ = writeln!(
+        o,
+        "reads       {} pages by I/O, {} zero pages, {} from zswap",
+        s.pswpin(),
+        s.swpin_zero(),
+        s.fault_zswap_loads + s.other_reads_zswap
+    );
+    let _ = writeln!(
+        o,
+        "swap-outs   {} pages: {} I/O, {} zero, {} zswap, {} other",
+        s.swap_out_pages, s.swap_out_io, s.swap_out_zero, s.swap_out_zswap, s.swap_out_unknown
+    );
+    let _ = writeln!(o, "lost        {} events", s.lost_total());
+    if let Some(f) = &t.footer {
+        let _ = writeln!(
+            o,
+            "\n{:<20} {:>14} {:>14} {:>12}",
+            "VMSTAT", "START", "END", "DELTA"
+        );
+        for c in SWAP_COUNTERS {
+            let (Some(a), Some(b)) = (h.vmstat_start.get(*c), f.vmstat_end.get(*c)) else {
+                continue;
+            };
+            let _ = writeln!(o, "{c:<20} {a:>14} {b:>14} {:>12}", *b as i64 - *a as i64);
+        }
+    }
+    for p in &t.problems {
+        let _ = writeln!(o, "problem     {p}");
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn utc_dates() {
+        assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(
+            super::utc(1_796_010_000 * 1_000_000_000),
+            "2026-11-30 03:40:00 UTC"
+        );
+    }
+}

@@ -1,0 +1,11 @@
+//! Human tables and histograms (bcc style) and their JSON twins.
+
+mod check;
+mod doctor;
+mod hist;
+mod info;
+
+pub use check::{check_text, vmstat_check, CheckRow};
+pub use doctor::{doctor_json, doctor_text};
+pub use hist::{CountTable, Log2Hist};
+pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};

@@ -1,0 +1,548 @@
+//! Record encoding inside a chunk: `kind: u8, len: varint, body[len]`.
+//! Bodies are LEB128 varints, delta-coded against the previous record of the
+//! same chunk (times, pages, swap offsets), so every chunk decodes alone.
+//! Unknown kinds are skipped by their length.
+
+use super::{OutKind, ReadKind, Record, SwapEntry, Syscall};
+
+const K_TASK: u8 = 1;
+const K_ADDRESS_SPACE: u8 = 2;
+const K_SWAP_OUT: u8 = 3;
+const K_SWAP_FAULT: u8 = 4;
+const K_SWAP_READ: u8 = 5;
+const K_RECLAIM: u8 = 6;
+const K_KHUGEPAGED: u8 = 7;
+const K_SYSCALL: u8 = 8;
+const K_LOST: u8 = 9;
+const K_ZSWAP_WB: u8 = 10;
+
+const PAGE_SHIFT: u32 = 12;
+
+/// Delta-coding state; starts at zero in every chunk.
+#[derive(Default, Clone)]
+pub struct DeltaState {
+    ts: u64,
+    out_page: u64,
+    out_off: u64,
+    fault_page: u64,
+    fault_off: u64,
+}
+
+fn put(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+fn put_delta(buf: &mut Vec<u8>, prev: &mut u64, v: u64) {
+    put(buf, zigzag(v.wrapping_sub(*prev) as i64));
+    *prev = v;
+}
+
+fn put_str(buf: &mut Vec<u8>, s: &str) {
+    put(buf, s.len() as u64);
+    buf.extend_from_slice(s.as_bytes());
+}
+
+/// Appends one record to `buf`.
+pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
+    let mut b = Vec::with_capacity(32);
+    let kind = match r {
+        Record::Task { tid, pid, comm } => {
+            put(&mut b, *tid as u64);
+            put(&mut b, *pid as u64);
+            put_str(&mut b, comm);
+            K_TASK
+        }
+        Record::AddressSpace { mm, pid } => {
+            put(&mut b, *mm as u64);
+            put(&mut b, *pid as u64);
+            K_ADDRESS_SPACE
+        }
+        Record::SwapOut {
+            ts,
+            tid,
+            mm,
+            vaddr,
+            entry,
+            nr,
+            how,
+        } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            put(&mut b, *mm as u64);
+            put_delta(&mut b, &mut st.out_page, vaddr >> PAGE_SHIFT);
+            put(&mut b, entry.dev as u64);
+            put_delta(&mut b, &mut st.out_off, entry.offset);
+            let how = match how {
+                OutKind::Io => 0,
+                OutKind::Zero => 1,
+                OutKind::Zswap => 2,
+                OutKind::Unknown => 3,
+            };
+            // nr and how share a varint: nr << 2 | how.
+            put(&mut b, ((*nr as u64) << 2) | how);
+            K_SWAP_OUT
+        }
+        Record::SwapFault {
+            ts,
+            dur_ns,
+            tid,
+            mm,
+            addr,
+            entry,
+            major,
+            pages_read,
+            zero_reads,
+            zswap_loads,
+        } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *dur_ns as u64);
+            put(&mut b, *tid as u64);
+            put(&mut b, *mm as u64);
+            put_delta(&mut b, &mut st.fault_page, addr >> PAGE_SHIFT);
+            put(&mut b, addr & ((1 << PAGE_SHIFT) - 1));
+            match entry {
+                Some(e) => {
+                    put(&mut b, e.dev as u64 + 1);
+                    put_delta(&mut b, &mut st.fault_off, e.offset);
+                }
+                None => put(&mut b, 0),
+            }
+            let extra = *zero_reads != 0 || *zswap_loads != 0;
+            // pages_read << 2 | extra << 1 | major.
+            put(
+                &mut b,
+                ((*pages_read as u64) << 2) | ((extra as u64) << 1) | *major as u64,
+            );
+            if extra {
+                put(&mut b, *zero_reads as u64);
+                put(&mut b, *zswap_loads as u64);
+            }
+            K_SWAP_FAULT
+        }
+        Record::SwapRead { ts, tid, how, nr } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            let how = match how {
+                ReadKind::Io => 0,
+                ReadKind::Zero => 1,
+                ReadKind::Zswap => 2,
+            };
+            put(&mut b, ((*nr as u64) << 2) | how);
+            K_SWAP_READ
+        }
+        Record::Reclaim {
+            ts,
+            tid,
+            begin,
+            memcg,
+            nr_reclaimed,
+        } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            put(&mut b, ((*memcg as u64) << 1) | *begin as u64);
+            put(&mut b, *nr_reclaimed);
+            K_RECLAIM
+        }
+        Record::KhugepagedSwapin {
+            ts,
+            tid,
+            mm,
+            swapped_in,
+            referenced,
+            ret,
+        } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            put(&mut b, *mm as u64);
+            put(&mut b, *swapped_in as u64);
+            put(&mut b, *referenced as u64);
+            put(&mut b, zigzag(*ret as i64));
+            K_KHUGEPAGED
+        }
+        Record::Syscall { ts, tid, call, ret } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            let call = match call {
+                Syscall::Swapon => 0,
+                Syscall::Swapoff => 1,
+            };
+            put(&mut b, ((ret.is_some() as u64) << 1) | call);
+            if let Some(ret) = ret {
+                put(&mut b, zigzag(*ret));
+            }
+            K_SYSCALL
+        }
+        Record::ZswapWriteback { ts, tid, nr } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            put(&mut b, *nr as u64);
+            K_ZSWAP_WB
+        }
+        Record::Lost { ts, what, count } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put_str(&mut b, what);
+            put(&mut b, *count);
+            K_LOST
+        }
+    };
+    buf.push(kind);
+    put(buf, b.len() as u64);
+    buf.extend_from_slice(&b);
+}
+
+/// A bounds-checked reader over a chunk's bytes.
+struct Cur<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl Cur<'_> {
+    fn u8(&mut self) -> Result<u8, String> {
+        let v = *self
+            .b
+            .get(self.pos)
+            .ok_or_else(|| format!("record cut short at byte {}", self.pos))?;
+        self.pos += 1;
+        Ok(v)
+    }
+
+    fn var(&mut self) -> Result<u64, String> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.u8()?;
+            v |= ((byte & 0x7f) as u64) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(format!("varint too long at byte {}", self.pos))
+    }
+
+    fn u32(&mut self) -> Result<u32, String> {
+        let v = self.var()?;
+        u32::try_from(v).map_err(|_| format!("value {v} too large at byte {}", self.pos))
+    }
+
+    fn delta(&mut self, prev: &mut u64) -> Result<u64, String> {
+        let d = unzigzag(self.var()?);
+        *prev = prev.wrapping_add(d as u64);
+        Ok(*prev)
+    }
+
+    fn str(&mut self) -> Result<String, String> {
+        let n = self.var()? as usize;
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.b.len())
+            .ok_or_else(|| format!("string cut short at byte {}", self.pos))?;
+        let s = String::from_utf8_lossy(&self.b[self.pos..end]).into_owned();
+        self.pos = end;
+        Ok(s)
+    }
+}
+
+/// Decodes a chunk's records. Returns the records and the number of records
+/// of unknown kinds skipped; an error names the byte within the chunk.
+pub fn decode_records(bytes: &[u8]) -> Result<(Vec<Record>, u64), String> {
+    let mut st = DeltaState::default();
+    let mut out = Vec::new();
+    let mut skipped = 0;
+    let mut c = Cur { b: bytes, pos: 0 };
+    while c.pos < bytes.len() {
+        let start = c.pos;
+        let kind = c.u8()?;
+        let len = c.var()? as usize;
+        let end = c
+            .pos
+            .checked_add(len)
+            .filter(|&e| e <= bytes.len())
+            .ok_or_else(|| format!("record at byte {start} runs past the chunk"))?;
+        let mut r = Cur {
+            b: &bytes[..end],
+            pos: c.pos,
+        };
+        let rec = decode_body(kind, &mut r, &mut st)
+            .map_err(|e| format!("record of kind {kind} at byte {start}: {e}"))?;
+        match rec {
+            Some(rec) => out.push(rec),
+            None => skipped += 1,
+        }
+        c.pos = end;
+    }
+    Ok((out, skipped))
+}
+
+fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Record>, String> {
+    let rec = match kind {
+        K_TASK => Record::Task {
+            tid: c.u32()?,
+            pid: c.u32()?,
+            comm: c.str()?,
+        },
+        K_ADDRESS_SPACE => Record::AddressSpace {
+            mm: c.u32()?,
+            pid: c.u32()?,
+        },
+        K_SWAP_OUT => {
+            let ts = c.delta(&mut st.ts)?;
+            let tid = c.u32()?;
+            let mm = c.u32()?;
+            let vaddr = c.delta(&mut st.out_page)? << PAGE_SHIFT;
+            let dev = u8::try_from(c.var()?).map_err(|_| "bad swap type".to_string())?;
+            let offset = c.delta(&mut st.out_off)?;
+            let nh = c.var()?;
+            let how = match nh & 3 {
+                0 => OutKind::Io,
+                1 => OutKind::Zero,
+                2 => OutKind::Zswap,
+                _ => OutKind::Unknown,
+            };
+            Record::SwapOut {
+                ts,
+                tid,
+                mm,
+                vaddr,
+                entry: SwapEntry { dev, offset },
+                nr: u32::try_from(nh >> 2).map_err(|_| "nr too large".to_string())?,
+                how,
+            }
+        }
+        K_SWAP_FAULT => {
+            let ts = c.delta(&mut st.ts)?;
+            let dur_ns = c.u32()?;
+            let tid = c.u32()?;
+            let mm = c.u32()?;
+            let page = c.delta(&mut st.fault_page)?;
+            let low = c.var()?;
+            let dev = c.var()?;
+            let entry = if dev == 0 {
+                None
+            } else {
+                Some(SwapEntry {
+                    dev: u8::try_from(dev - 1).map_err(|_| "bad swap type".to_string())?,
+                    offset: c.delta(&mut st.fault_off)?,
+                })
+            };
+            let bits = c.var()?;
+            let (zero_reads, zswap_loads) = if bits & 2 != 0 {
+                (c.u32()?, c.u32()?)
+            } else {
+                (0, 0)
+            };
+            Record::SwapFault {
+                ts,
+                dur_ns,
+                tid,
+                mm,
+                addr: (page << PAGE_SHIFT) | (low & ((1 << PAGE_SHIFT) - 1)),
+                entry,
+                major: bits & 1 != 0,
+                pages_read: u32::try_from(bits >> 2).map_err(|_| "too many pages".to_string())?,
+                zero_reads,
+                zswap_loads,
+            }
+        }
+        K_SWAP_READ => {
+            let ts = c.delta(&mut st.ts)?;
+            let tid = c.u32()?;
+            let nh = c.var()?;
+            let how = match nh & 3 {
+                0 => ReadKind::Io,
+                1 => ReadKind::Zero,
+                2 => ReadKind::Zswap,
+                _ => return Err("bad read kind".into()),
+            };
+            Record::SwapRead {
+                ts,
+                tid,
+                how,
+                nr: u32::try_from(nh >> 2).map_err(|_| "nr too large".to_string())?,
+            }
+        }
+        K_RECLAIM => {
+            let ts = c.delta(&mut st.ts)?;
+            let tid = c.u32()?;
+            let bits = c.var()?;
+            Record::Reclaim {
+                ts,
+                tid,
+                begin: bits & 1 != 0,
+                memcg: bits & 2 != 0,
+                nr_reclaimed: c.var()?,
+            }
+        }
+        K_KHUGEPAGED => Record::KhugepagedSwapin {
+            ts: c.delta(&mut st.ts)?,
+            tid: c.u32()?,
+            mm: c.u32()?,
+            swapped_in: c.u32()?,
+            referenced: c.u32()?,
+            ret: unzigzag(c.var()?) as i32,
+        },
+        K_SYSCALL => {
+            let ts = c.delta(&mut st.ts)?;
+            let tid = c.u32()?;
+            let bits = c.var()?;
+            let call = if bits & 1 == 0 {
+                Syscall::Swapon
+            } else {
+                Syscall::Swapoff
+            };
+            let ret = if bits & 2 != 0 {
+                Some(unzigzag(c.var()?))
+            } else {
+                None
+            };
+            Record::Syscall { ts, tid, call, ret }
+        }
+        K_ZSWAP_WB => Record::ZswapWriteback {
+            ts: c.delta(&mut st.ts)?,
+            tid: c.u32()?,
+            nr: c.u32()?,
+        },
+        K_LOST => Record::Lost {
+            ts: c.delta(&mut st.ts)?,
+            what: c.str()?,
+            count: c.var()?,
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(rec))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn samples() -> Vec<Record> {
+        vec![
+            Record::Task {
+                tid: 7,
+                pid: 7,
+                comm: "stress".into(),
+            },
+            Record::AddressSpace { mm: 1, pid: 7 },
+            Record::SwapOut {
+                ts: 1_000_000,
+                tid: 90,
+                mm: 1,
+                vaddr: 0x7f00_0000_0000,
+                entry: SwapEntry { dev: 1, offset: 77 },
+                nr: 1,
+                how: OutKind::Zero,
+            },
+            Record::SwapFault {
+                ts: 999_000,
+                dur_ns: 12_345,
+                tid: 7,
+                mm: 1,
+                addr: 0x7f00_0000_0123,
+                entry: Some(SwapEntry { dev: 1, offset: 77 }),
+                major: true,
+                pages_read: 8,
+                zero_reads: 2,
+                zswap_loads: 0,
+            },
+            Record::SwapFault {
+                ts: 2_000_000,
+                dur_ns: 0,
+                tid: 7,
+                mm: 1,
+                addr: 0x1000,
+                entry: None,
+                major: false,
+                pages_read: 0,
+                zero_reads: 0,
+                zswap_loads: 0,
+            },
+            Record::SwapRead {
+                ts: 3,
+                tid: 1,
+                how: ReadKind::Zswap,
+                nr: 4,
+            },
+            Record::Reclaim {
+                ts: 5,
+                tid: 1,
+                begin: false,
+                memcg: true,
+                nr_reclaimed: 32,
+            },
+            Record::KhugepagedSwapin {
+                ts: 6,
+                tid: 40,
+                mm: 2,
+                swapped_in: 511,
+                referenced: 256,
+                ret: -1,
+            },
+            Record::Syscall {
+                ts: 7,
+                tid: 1,
+                call: Syscall::Swapoff,
+                ret: Some(-22),
+            },
+            Record::ZswapWriteback {
+                ts: 8,
+                tid: 3,
+                nr: 1,
+            },
+            Record::Lost {
+                ts: 8,
+                what: "swap_fault".into(),
+                count: 3,
+            },
+        ]
+    }
+
+    #[test]
+    fn every_kind_round_trips() {
+        let recs = samples();
+        let mut buf = Vec::new();
+        let mut st = DeltaState::default();
+        for r in &recs {
+            encode_record(&mut buf, &mut st, r);
+        }
+        let (back, skipped) = decode_records(&buf).unwrap();
+        assert_eq!(skipped, 0);
+        assert_eq!(back, recs);
+    }
+
+    #[test]
+    fn unknown_kinds_are_skipped_by_length() {
+        let mut buf = vec![200, 3, 1, 2, 3];
+        let mut st = DeltaState::default();
+        encode_record(&mut buf, &mut st, &samples()[0]);
+        let (back, skipped) = decode_records(&buf).unwrap();
+        assert_eq!(skipped, 1);
+        assert_eq!(back, vec![samples()[0].clone()]);
+    }
+
+    #[test]
+    fn cut_records_are_errors_not_panics() {
+        let mut buf = Vec::new();
+        let mut st = DeltaState::default();
+        for r in &samples() {
+            encode_record(&mut buf, &mut st, r);
+        }
+        for n in 0..buf.len() {
+            // Any prefix either decodes to fewer records or errors; never panics.
+            if let Ok((recs, _)) = decode_records(&buf[..n]) {
+                assert!(recs.len() < samples().len());
+            }
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! The trace file: a self-describing header, then checksummed chunks of
+//! records. Layout: `docs/trace-format.md`.
+
+mod codec;
+mod file;
+
+pub use codec::{decode_records, encode_record};
+pub use file::{read_trace, ChunkInfo, Loaded, TraceReader, TraceWriter};
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Bumped on any incompatible change of the layout.
+pub const FORMAT_VERSION: u16 = 1;
+pub const MAGIC: &[u8; 8] = b"SWPTRACE";
+
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("not a swaptrace trace (bad magic at offset 0)")]
+    NotATrace,
+    #[error("trace format version {found} is not supported (this build reads {FORMAT_VERSION})")]
+    Version { found: u16 },
+    #[error("corrupt header at offset {offset}: {why}")]
+    Header { offset: u64, why: String },
+    #[error("truncated chunk at offset {offset}: {why}")]
+    Truncated { offset: u64, why: String },
+    #[error("corrupt chunk at offset {offset}: {why}")]
+    Corrupt { offset: u64, why: String },
+}
+
+/// A swap entry (`swp_entry_t`): device (type) and page offset on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SwapEntry {
+    pub dev: u8,
+    pub offset: u64,
+}
+
+impl SwapEntry {
+    /// Splits `swp_entry_t.val` (arch-independent: type in the top 6 bits).
+    pub fn from_val(val: u64) -> SwapEntry {
+        SwapEntry {
+            dev: (val >> 58) as u8,
+            offset: val & ((1 << 58) - 1),
+        }
+    }
+}
+
+/// How a swap-out was done, from the vm event counted just before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OutKind {
+    /// Block I/O (PSWPOUT).
+    Io,
+    /// Zero-filled, no I/O (SWPOUT_ZERO).
+    Zero,
+    /// Stored in zswap (ZSWPOUT).
+    Zswap,
+    /// No counter seen (e.g. a write that failed or was redirtied).
+    Unknown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReadKind {
+    Io,
+    Zero,
+    Zswap,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Syscall {
+    Swapon,
+    Swapoff,
+}
+
+/// Address spaces and tasks are numbered in the trace; kernel pointers never
+/// reach the file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Record {
+    /// First sight of a task.
+    Task { tid: u32, pid: u32, comm: String },
+    /// First sight of an address space, with the process it was first seen in.
+    AddressSpace { mm: u32, pid: u32 },
+    SwapOut {
+        ts: u64,
+        tid: u32,
+        /// 0 when the owning VMA could not be resolved.
+        mm: u32,
+        vaddr: u64,
+        entry: SwapEntry,
+        nr: u32,
+        how: OutKind,
+    },
+    SwapFault {
+        ts: u64,
+        dur_ns: u32,
+        tid: u32,
+        mm: u32,
+        addr: u64,
+        /// From the swap-out of the same page of the same mm, when recorded.
+        entry: Option<SwapEntry>,
+        major: bool,
+        /// Pages read by I/O for this fault (the readahead window actually read).
+        pages_read: u32,
+        zero_reads: u32,
+        zswap_loads: u32,
+    },
+    /// Swap reads outside a fault (swapoff, GUP).
+    SwapRead {
+        ts: u64,
+        tid: u32,
+        how: ReadKind,
+        nr: u32,
+    },
+    Reclaim {
+        ts: u64,
+        tid: u32,
+        begin: bool,
+        memcg: bool,
+        nr_reclaimed: u64,
+    },
+    KhugepagedSwapin {
+        ts: u64,
+        tid: u32,
+        mm: u32,
+        swapped_in: u32,
+        referenced: u32,
+        ret: i32,
+    },
+    Syscall {
+        ts: u64,
+        tid: u32,
+        call: Syscall,
+        /// None at entry, the return value at exit.
+        ret: Option<i64>,
+    },
+    /// Pages written back from zswap to the swap device.
+    ZswapWriteback { ts: u64, tid: u32, nr: u32 },
+    /// Events the probe could not deliver (ring buffer full), per record kind.
+    Lost { ts: u64, what: String, count: u64 },
+}
+
+impl Record {
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Record::Task { .. } => "task",
+            Record::AddressSpace { .. } => "address_space",
+            Record::SwapOut { .. } => "swap_out",
+            Record::SwapFault { .. } => "swap_fault",
+            Record::SwapRead { .. } => "swap_read",
+            Record::Reclaim { .. } => "reclaim",
+            Record::KhugepagedSwapin { .. } => "khugepaged_swapin",
+            Record::Syscall { .. } => "syscall",
+            Record::ZswapWriteback { .. } => "zswap_writeback",
+            Record::Lost { .. } => "lost",
+        }
+    }
+}
+
+/// How a metric was captured on the recording kernel, or why it was not.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MetricSource {
+    pub metric: String,
+    /// `fentry`, `kprobe` or `tracepoint`; None when missing.
+    pub backend: Option<String>,
+    pub attach: Vec<String>,
+    pub missing: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Readahead {
+    /// `/proc/sys/vm/page-cluster`: the cluster window cap is 2^page_cluster.
+    pub page_cluster: Option<u32>,
+    /// `/sys/kernel/mm/swap/vma_ra_enabled`.
+    pub vma_ra_enabled: Option<bool>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub format_version: u16,
+    pub tool_version: String,
+    pub kernel_release: String,
+    pub page_size: u64,
+    /// CLOCK_MONOTONIC (bpf_ktime_get_ns) at the start of recording.
+    pub monotonic_start_ns: u64,
+    /// Unix time in ns at the same instant: wall time = this + (ts - monotonic_start_ns).
+    pub realtime_start_ns: u64,
+    pub mem_total_kib: u64,
+    pub swap_devices: Vec<crate::lab::SwapDevice>,
+    pub readahead: Readahead,
+    pub metrics: Vec<MetricSource>,
+    pub vmstat_start: BTreeMap<String, u64>,
+    /// What was traced: a command line, a pid, a cgroup, or the whole system.
+    pub target: String,
+}
+
+/// Written last, in the trailer chunk; absent when recording was cut short.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Footer {
+    pub monotonic_end_ns: u64,
+    pub vmstat_end: BTreeMap<String, u64>,
+    /// Lost events per record kind.
+    pub lost: BTreeMap<String, u64>,
+    pub records: u64,
+    /// Exit status of the traced command.
+    pub exit_code: Option<i32>,
+}

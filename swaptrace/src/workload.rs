@@ -1,0 +1,483 @@
+//! The built-in, deterministic swap workload.
+//!
+//! [`run`] maps anonymous private memory, first-touches every page by writing
+//! a page-unique non-zero pattern in the order given by a [`Pattern`] (this is
+//! the order the pages age and, under pressure, get swapped out), then reads
+//! the region back in address order, verifying every page.
+
+use std::fmt;
+use std::io;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    #[error("invalid pattern {input:?}: {reason} (expected seq, random, shuffled-blocks:N or strided:N)")]
+    InvalidPattern { input: String, reason: String },
+    #[error("invalid size {input:?}: {reason} (expected e.g. 4096, 64k, 384M, 1G)")]
+    InvalidSize { input: String, reason: String },
+    #[error("workload size {0} bytes is less than one page")]
+    Empty(u64),
+    #[error("mmap of {bytes} bytes failed: {source}")]
+    Mmap {
+        bytes: u64,
+        #[source]
+        source: io::Error,
+    },
+    #[error("getrusage failed: {0}")]
+    Rusage(#[source] io::Error),
+    #[error(
+        "page {page} corrupt in pass {pass}: word at offset {offset} is {found:#018x}, expected {expected:#018x}"
+    )]
+    Corrupt {
+        page: u64,
+        pass: u32,
+        offset: usize,
+        expected: u64,
+        found: u64,
+    },
+}
+
+/// Order in which pages are first touched (written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Pattern {
+    /// Address order.
+    Sequential,
+    /// A seeded random permutation of all pages.
+    Random,
+    /// Blocks of `block_pages` pages in a seeded random permutation; address
+    /// order inside a block.
+    ShuffledBlocks { block_pages: u32 },
+    /// Pages 0, s, 2s, …, then 1, 1+s, …, until every page is touched once.
+    Strided { stride_pages: u32 },
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pattern::Sequential => f.write_str("seq"),
+            Pattern::Random => f.write_str("random"),
+            Pattern::ShuffledBlocks { block_pages } => write!(f, "shuffled-blocks:{block_pages}"),
+            Pattern::Strided { stride_pages } => write!(f, "strided:{stride_pages}"),
+        }
+    }
+}
+
+impl FromStr for Pattern {
+    type Err = WorkloadError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = |reason: &str| WorkloadError::InvalidPattern {
+            input: s.to_string(),
+            reason: reason.to_string(),
+        };
+        let t = s.trim();
+        let (name, arg) = match t.split_once(':') {
+            Some((n, a)) => (n, Some(a)),
+            None => (t, None),
+        };
+        let count = |arg: Option<&str>| -> Result<u32, WorkloadError> {
+            let a = arg.ok_or_else(|| bad("missing page count after ':'"))?;
+            let n: u32 = a
+                .trim()
+                .parse()
+                .map_err(|_| bad("page count is not a positive integer"))?;
+            if n == 0 {
+                return Err(bad("page count must be at least 1"));
+            }
+            Ok(n)
+        };
+        match name.to_ascii_lowercase().as_str() {
+            "seq" | "sequential" if arg.is_none() => Ok(Pattern::Sequential),
+            "random" if arg.is_none() => Ok(Pattern::Random),
+            "seq" | "sequential" | "random" => Err(bad("takes no argument")),
+            "shuffled-blocks" => Ok(Pattern::ShuffledBlocks {
+                block_pages: count(arg)?,
+            }),
+            "strided" => Ok(Pattern::Strided {
+                stride_pages: count(arg)?,
+            }),
+            _ => Err(bad("unknown pattern")),
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkloadSpec {
+    pub size_bytes: u64,
+    pub pattern: Pattern,
+    /// Read passes in address order after the first touch.
+    pub passes: u32,
+    pub seed: u64,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkloadReport {
+    pub pages: u64,
+    pub touched: u64,
+    pub page_size: u64,
+    pub elapsed_write: Duration,
+    pub elapsed_read: Duration,
+    /// getrusage(RUSAGE_SELF) deltas over the whole run (all threads).
+    pub maj_faults: u64,
+    pub min_faults: u64,
+}
+
+/// splitmix64: small, fast, seedable; good enough for permutations.
+#[derive(Clone, Debug)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix64(self.0)
+    }
+
+    /// Uniform-enough value in `0..n` (multiply-high; n > 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+    }
+
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.below(i as u64 + 1) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Words written per page, at `slot * page_size / SLOTS`.
+const SLOTS: usize = 4;
+
+/// The (non-zero) word stored in `slot` of page `page`.
+pub fn page_word(seed: u64, page: u64, slot: usize) -> u64 {
+    mix64(seed ^ mix64(page.wrapping_add(1)) ^ (slot as u64).wrapping_mul(0xA24B_AED4_963E_E407))
+        | 1
+}
+
+/// Page indices in first-touch order for `pages` pages: a permutation of `0..pages`.
+pub fn touch_order(pattern: Pattern, pages: u64, seed: u64) -> Vec<u64> {
+    match pattern {
+        Pattern::Sequential => (0..pages).collect(),
+        Pattern::Random => {
+            let mut v: Vec<u64> = (0..pages).collect();
+            SplitMix64::new(seed).shuffle(&mut v);
+            v
+        }
+        Pattern::ShuffledBlocks { block_pages } => {
+            let bp = u64::from(block_pages.max(1));
+            let mut blocks: Vec<u64> = (0..pages.div_ceil(bp)).collect();
+            SplitMix64::new(seed).shuffle(&mut blocks);
+            let mut v = Vec::with_capacity(pages as usize);
+            for b in blocks {
+                v.extend(b * bp..((b + 1) * bp).min(pages));
+            }
+            v
+        }
+        Pattern::Strided { stride_pages } => {
+            let s = u64::from(stride_pages.max(1));
+            let mut v = Vec::with_capacity(pages as usize);
+            for start in 0..s.min(pages) {
+                v.extend((start..pages).step_by(s as usize));
+            }
+            v
+        }
+    }
+}
+
+/// Parse a byte count: plain digits, or with a binary suffix k/K, M, G, T
+/// (optionally followed by "iB" or "B"), e.g. "4096", "64k", "384M", "1G".
+pub fn parse_size(s: &str) -> Result<u64, WorkloadError> {
+    let bad = |reason: &str| WorkloadError::InvalidSize {
+        input: s.to_string(),
+        reason: reason.to_string(),
+    };
+    let t = s.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(digits_end);
+    if num.is_empty() {
+        return Err(bad("no leading number"));
+    }
+    let n: u64 = num.parse().map_err(|_| bad("number too large"))?;
+    let unit = suffix.trim();
+    let unit = unit
+        .strip_suffix("iB")
+        .or_else(|| unit.strip_suffix('B'))
+        .unwrap_or(unit);
+    let shift = match unit {
+        "" => 0,
+        "k" | "K" => 10,
+        "m" | "M" => 20,
+        "g" | "G" => 30,
+        "t" | "T" => 40,
+        _ => return Err(bad("unknown unit suffix")),
+    };
+    n.checked_mul(1u64 << shift)
+        .ok_or_else(|| bad("size overflows u64"))
+}
+
+struct Mapping {
+    ptr: *mut u8,
+    len: usize,
+}
+
+impl Mapping {
+    fn anonymous(len: usize) -> io::Result<Mapping> {
+        // SAFETY: fresh anonymous private mapping; no aliasing.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        // 4 KiB pages for determinism even with THP=always; best effort.
+        // SAFETY: range is our own mapping.
+        unsafe { libc::madvise(ptr, len, libc::MADV_NOHUGEPAGE) };
+        Ok(Mapping {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmapping exactly what mmap returned.
+        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+    }
+}
+
+fn rusage_faults() -> Result<(u64, u64), WorkloadError> {
+    // SAFETY: getrusage fills the zeroed struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return Err(WorkloadError::Rusage(io::Error::last_os_error()));
+    }
+    Ok((ru.ru_majflt as u64, ru.ru_minflt as u64))
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as u64
+    } else {
+        4096
+    }
+}
+
+/// Run the workload in this process.
+pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
+    let psize = page_size();
+    let pages = spec.size_bytes / psize;
+    if pages == 0 {
+        return Err(WorkloadError::Empty(spec.size_bytes));
+    }
+    let len = usize::try_from(pages * psize).map_err(|_| WorkloadError::Mmap {
+        bytes: pages * psize,
+        source: io::Error::from(io::ErrorKind::InvalidInput),
+    })?;
+    let order = touch_order(spec.pattern, pages, spec.seed);
+    let (maj0, min0) = rusage_faults()?;
+    let map = Mapping::anonymous(len).map_err(|source| WorkloadError::Mmap {
+        bytes: len as u64,
+        source,
+    })?;
+    let ps = psize as usize;
+    let slot_off = |slot: usize| (slot * ps / SLOTS) & !7;
+
+    let t0 = Instant::now();
+    let mut touched = 0u64;
+    for &p in &order {
+        // SAFETY: p < pages, offsets < page size and 8-aligned.
+        let base = unsafe { map.ptr.add(p as usize * ps) };
+        for slot in 0..SLOTS {
+            unsafe {
+                std::ptr::write_volatile(
+                    base.add(slot_off(slot)).cast::<u64>(),
+                    page_word(spec.seed, p, slot),
+                )
+            };
+        }
+        touched += 1;
+    }
+    let elapsed_write = t0.elapsed();
+    drop(order);
+
+    let t1 = Instant::now();
+    for pass in 0..spec.passes {
+        for p in 0..pages {
+            // One word per page, rotating the slot between pages and passes.
+            let slot = ((p + u64::from(pass)) % SLOTS as u64) as usize;
+            let off = slot_off(slot);
+            // SAFETY: as above.
+            let found = unsafe {
+                std::ptr::read_volatile(map.ptr.add(p as usize * ps + off).cast::<u64>())
+            };
+            let expected = page_word(spec.seed, p, slot);
+            if found != expected {
+                return Err(WorkloadError::Corrupt {
+                    page: p,
+                    pass,
+                    offset: off,
+                    expected,
+                    found,
+                });
+            }
+        }
+    }
+    let elapsed_read = t1.elapsed();
+    drop(map);
+    let (maj1, min1) = rusage_faults()?;
+
+    Ok(WorkloadReport {
+        pages,
+        touched,
+        page_size: psize,
+        elapsed_write,
+        elapsed_read,
+        maj_faults: maj1.saturating_sub(maj0),
+        min_faults: min1.saturating_sub(min0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pattern_round_trip() {
+        for s in ["seq", "random", "shuffled-blocks:16", "strided:4"] {
+            let p: Pattern = s.parse().unwrap();
+            assert_eq!(p.to_string(), s);
+        }
+        assert_eq!(
+            "sequential".parse::<Pattern>().unwrap(),
+            Pattern::Sequential
+        );
+    }
+
+    #[test]
+    fn pattern_bad_input() {
+        for s in [
+            "",
+            "sequ",
+            "seq:3",
+            "shuffled-blocks",
+            "shuffled-blocks:",
+            "shuffled-blocks:0",
+            "shuffled-blocks:-1",
+            "strided:x",
+            "strided:99999999999",
+        ] {
+            let e = s.parse::<Pattern>().unwrap_err();
+            println!("{s:?}: {e}");
+            assert!(matches!(e, WorkloadError::InvalidPattern { .. }));
+        }
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("64k").unwrap(), 64 << 10);
+        assert_eq!(parse_size("384M").unwrap(), 384 << 20);
+        assert_eq!(parse_size("1G").unwrap(), 1 << 30);
+        assert_eq!(parse_size("2GiB").unwrap(), 2 << 30);
+        for s in ["", "M", "1.5G", "12X", "-1", "99999999999T"] {
+            let e = parse_size(s).unwrap_err();
+            println!("{s:?}: {e}");
+        }
+    }
+
+    fn is_permutation(v: &[u64], n: u64) -> bool {
+        let mut seen = vec![false; n as usize];
+        v.len() as u64 == n
+            && v.iter()
+                .all(|&p| p < n && !std::mem::replace(&mut seen[p as usize], true))
+    }
+
+    #[test]
+    fn orders_are_permutations() {
+        for n in [1u64, 7, 100, 1000, 2048] {
+            for pat in [
+                Pattern::Sequential,
+                Pattern::Random,
+                Pattern::ShuffledBlocks { block_pages: 16 },
+                Pattern::ShuffledBlocks { block_pages: 3 },
+                Pattern::Strided { stride_pages: 4 },
+                Pattern::Strided { stride_pages: 5000 },
+            ] {
+                assert!(is_permutation(&touch_order(pat, n, 42), n), "{pat} {n}");
+            }
+        }
+    }
+
+    #[test]
+    fn shuffled_blocks_order() {
+        let n = 2048;
+        let v = touch_order(Pattern::ShuffledBlocks { block_pages: 16 }, n, 7);
+        assert!(is_permutation(&v, n));
+        assert_ne!(v, (0..n).collect::<Vec<_>>());
+        // Address order inside each block, blocks start aligned.
+        for chunk in v.chunks(16) {
+            assert_eq!(chunk[0] % 16, 0);
+            assert!(chunk.windows(2).all(|w| w[1] == w[0] + 1));
+        }
+        // Deterministic per seed, different across seeds.
+        assert_eq!(
+            v,
+            touch_order(Pattern::ShuffledBlocks { block_pages: 16 }, n, 7)
+        );
+        assert_ne!(
+            v,
+            touch_order(Pattern::ShuffledBlocks { block_pages: 16 }, n, 8)
+        );
+    }
+
+    #[test]
+    fn small_runs() {
+        for pat in ["seq", "random", "shuffled-blocks:16", "strided:4"] {
+            let spec = WorkloadSpec {
+                size_bytes: 8 << 20,
+                pattern: pat.parse().unwrap(),
+                passes: 2,
+                seed: 1,
+            };
+            let r = run(&spec).unwrap();
+            println!("{pat}: {}", serde_json::to_string(&r).unwrap());
+            assert_eq!(r.pages, (8 << 20) / r.page_size);
+            assert_eq!(r.pages, r.touched);
+            assert!(r.min_faults >= r.pages / 2, "first touch should fault");
+        }
+    }
+
+    #[test]
+    fn too_small() {
+        let spec = WorkloadSpec {
+            size_bytes: 100,
+            pattern: Pattern::Sequential,
+            passes: 1,
+            seed: 0,
+        };
+        assert!(matches!(run(&spec), Err(WorkloadError::Empty(100))));
+    }
+}
