@@ -1,12 +1,14 @@
 //! Swap-in faults, swap reads, swap-outs, reclaim, khugepaged and swapoff
 //! brackets from tracepoints only (works where kprobes and fentry do not).
 //!
-//! A swap-in fault is a `page_fault_user`/`page_fault_kernel` followed, in the
-//! same task and outside reclaim, by `rss_stat` for MM_SWAPENTS of the task's
-//! own mm (`do_swap_page()` drops the count after mapping the page). PSWPIN,
-//! SWPIN_ZERO, ZSWPIN and PGMAJFAULT seen meanwhile (`count_memcg_events`) are
-//! the pages read for that fault and its kind. A syscall entry ends a pending
-//! fault, so zaps and MADV_PAGEOUT are never taken for faults.
+//! A swap-in fault is a `page_fault_user`/`page_fault_kernel` during which, in
+//! the same task and outside reclaim, `rss_stat` reports MM_SWAPENTS of the
+//! task's own mm (`do_swap_page()` drops it after mapping the page); the
+//! fault ends at its PGFAULT count (`mm_account_fault()`), where the record is
+//! sent. PSWPIN, SWPIN_ZERO, ZSWPIN and PGMAJFAULT seen meanwhile
+//! (`count_memcg_events`) are the pages read for the fault and its kind. A
+//! zap or MADV_PAGEOUT in a syscall is never followed by PGFAULT, so it is
+//! never taken for a fault.
 
 use aya_ebpf::{
     helpers::{
@@ -46,6 +48,7 @@ globals!(
     K_EV_PSWPIN,
     K_EV_PSWPOUT,
     K_EV_PGMAJFAULT,
+    K_EV_PGFAULT,
     K_EV_SWPIN_ZERO,
     K_EV_SWPOUT_ZERO,
     K_EV_ZSWPIN,
@@ -75,6 +78,12 @@ const PAGE_MAPPING_ANON: u64 = 1;
 const PAGE_MAPPING_FLAGS: u64 = 3;
 const USER_TOP: u64 = 1 << 47;
 const CGROUP_DEPTH: usize = 8;
+/// Wake the reader only once this much is waiting: a wake-up per event costs
+/// microseconds in the traced task. The reader also drains on a timer.
+const WAKEUP_BYTES: u64 = 512 << 10;
+const BPF_RB_AVAIL_DATA: u64 = 0;
+const BPF_RB_NO_WAKEUP: u64 = 1;
+const BPF_RB_FORCE_WAKEUP: u64 = 2;
 
 #[map]
 static EVENTS: RingBuf = RingBuf::with_byte_size(16 << 20, 0);
@@ -95,6 +104,8 @@ static WATCHED_MM: HashMap<u64, u8> = HashMap::with_max_entries(16384, 0);
 struct TaskState {
     fault_ts: u64,
     fault_addr: u64,
+    /// The mm whose MM_SWAPENTS changed during the fault; 0 if none did.
+    fault_mm: u64,
     reads: u32,
     zero_reads: u16,
     zswap_loads: u16,
@@ -109,6 +120,7 @@ struct TaskState {
 const EMPTY: TaskState = TaskState {
     fault_ts: 0,
     fault_addr: 0,
+    fault_mm: 0,
     reads: 0,
     zero_reads: 0,
     zswap_loads: 0,
@@ -137,6 +149,34 @@ fn read_u64(base: u64, off: u64) -> Option<u64> {
     }
     // SAFETY: bpf_probe_read_kernel checks the address.
     unsafe { bpf_probe_read_kernel((base + off) as *const u64).ok() }
+}
+
+/// The first 64 bytes of a kernel object, read at once: fields at offsets
+/// below 64 come from here, others are read one by one.
+struct Head {
+    base: u64,
+    words: [u64; 8],
+}
+
+impl Head {
+    #[inline(always)]
+    fn read(base: u64) -> Option<Head> {
+        if base == 0 {
+            return None;
+        }
+        // SAFETY: bpf_probe_read_kernel checks the address.
+        let words = unsafe { bpf_probe_read_kernel(base as *const [u64; 8]).ok()? };
+        Some(Head { base, words })
+    }
+
+    #[inline(always)]
+    fn get(&self, off: u64) -> Option<u64> {
+        if off < 64 && off % 8 == 0 {
+            self.words.get((off / 8) as usize).copied()
+        } else {
+            read_u64(self.base, off)
+        }
+    }
 }
 
 #[inline(always)]
@@ -209,7 +249,12 @@ fn emit(ev: RawEvent) {
             ev.pid = (pid_tgid >> 32) as u32;
             ev.comm = bpf_get_current_comm().unwrap_or([0; 16]);
             slot.write(ev);
-            slot.submit(0);
+            let wake = if EVENTS.query(BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES {
+                BPF_RB_FORCE_WAKEUP
+            } else {
+                BPF_RB_NO_WAKEUP
+            };
+            slot.submit(wake);
         }
         None => count_lost(ev.kind),
     }
@@ -236,6 +281,7 @@ fn on_fault(addr: u64) {
             let s = unsafe { &mut *s };
             s.fault_ts = now;
             s.fault_addr = addr;
+            s.fault_mm = 0;
             s.reads = 0;
             s.zero_reads = 0;
             s.zswap_loads = 0;
@@ -309,6 +355,10 @@ pub fn count_memcg_events(ctx: RawTracePointContext) -> i32 {
         return 0;
     }
     let majfault = item == g(&K_EV_PGMAJFAULT);
+    if item == g(&K_EV_PGFAULT) {
+        fault_done();
+        return 0;
+    }
     if read.is_none() && out == 0 && !majfault {
         return 0;
     }
@@ -366,18 +416,31 @@ pub fn rss_stat(ctx: RawTracePointContext) -> i32 {
     };
     // SAFETY: this task's map value.
     let s = unsafe { &mut *s };
-    if s.fault_active == 0 || s.reclaim_depth != 0 {
-        return 0;
+    if s.fault_active != 0 && s.reclaim_depth == 0 {
+        s.fault_mm = ctx.arg::<u64>(0);
     }
-    let mm = ctx.arg::<u64>(0);
-    if mm != current_mm() {
-        return 0;
+    0
+}
+
+/// The end of a fault (its PGFAULT count): sends the record of a swap-in.
+#[inline(always)]
+fn fault_done() {
+    let Some(s) = TASKS.get_ptr_mut(tid()) else {
+        return;
+    };
+    // SAFETY: this task's map value.
+    let s = unsafe { &mut *s };
+    if s.fault_active == 0 {
+        return;
     }
     s.fault_active = 0;
+    if s.fault_mm == 0 || s.fault_mm != current_mm() {
+        return;
+    }
     let now = unsafe { bpf_ktime_get_ns() };
     let mut ev = event(kind::SWAP_FAULT, s.fault_ts);
     ev.aux = now.saturating_sub(s.fault_ts).min(u32::MAX as u64) as u32;
-    ev.mm = mm;
+    ev.mm = s.fault_mm;
     ev.addr = s.fault_addr;
     ev.nr = s.reads;
     ev.entry = ((s.zero_reads as u64) << 32) | s.zswap_loads as u64;
@@ -385,30 +448,28 @@ pub fn rss_stat(ctx: RawTracePointContext) -> i32 {
         ev.flags = flag::MAJOR;
     }
     emit(ev);
-    0
 }
 
 /// Args: (folio). Every folio written out by reclaim, I/O or not.
 #[raw_tracepoint(tracepoint = "mm_vmscan_write_folio")]
 pub fn mm_vmscan_write_folio(ctx: RawTracePointContext) -> i32 {
-    let folio = ctx.arg::<u64>(0);
-    let swap = read_u64(folio, g(&K_FOLIO_SWAP)).unwrap_or(0);
-    let mapping = read_u64(folio, g(&K_FOLIO_MAPPING)).unwrap_or(0);
+    let Some(folio) = Head::read(ctx.arg::<u64>(0)) else {
+        return 0;
+    };
+    let swap = folio.get(g(&K_FOLIO_SWAP)).unwrap_or(0);
+    let mapping = folio.get(g(&K_FOLIO_MAPPING)).unwrap_or(0);
     if swap == 0 || mapping & PAGE_MAPPING_FLAGS != PAGE_MAPPING_ANON {
         return 0;
     }
-    let index = read_u64(folio, g(&K_FOLIO_INDEX)).unwrap_or(0);
+    let index = folio.get(g(&K_FOLIO_INDEX)).unwrap_or(0);
     let mut ev = event(kind::SWAP_OUT, unsafe { bpf_ktime_get_ns() });
     ev.entry = swap;
     ev.nr = 1;
     let head = g(&K_PG_HEAD);
-    if head < 64 {
-        let flags = read_u64(folio, g(&K_FOLIO_FLAGS)).unwrap_or(0);
-        if flags & (1 << head) != 0 {
-            let order = read_u64(folio, g(&K_FOLIO_FLAGS1)).unwrap_or(0) & 0xff;
-            if order < 20 {
-                ev.nr = 1 << order;
-            }
+    if head < 64 && folio.get(g(&K_FOLIO_FLAGS)).unwrap_or(0) & (1 << head) != 0 {
+        let order = folio.get(g(&K_FOLIO_FLAGS1)).unwrap_or(0) & 0xff;
+        if order < 20 {
+            ev.nr = 1 << order;
         }
     }
     if let Some(s) = TASKS.get_ptr_mut(tid()) {
@@ -421,13 +482,16 @@ pub fn mm_vmscan_write_folio(ctx: RawTracePointContext) -> i32 {
     let anon_vma = mapping & !PAGE_MAPPING_FLAGS;
     let node = read_u64(anon_vma, g(&K_ANON_VMA_ROOT)).unwrap_or(0);
     let avc = if node == 0 { 0 } else { node - g(&K_AVC_RB) };
-    let vma = read_u64(avc, g(&K_AVC_VMA)).unwrap_or(0);
-    match (
-        read_u64(vma, g(&K_VMA_MM)),
-        read_u64(vma, g(&K_VMA_START)),
-        read_u64(vma, g(&K_VMA_PGOFF)),
-    ) {
-        (Some(mm), Some(start), Some(pgoff)) => {
+    let vma = read_u64(avc, g(&K_AVC_VMA)).and_then(Head::read);
+    let fields = vma.map(|v| {
+        (
+            v.get(g(&K_VMA_MM)),
+            v.get(g(&K_VMA_START)),
+            v.get(g(&K_VMA_PGOFF)),
+        )
+    });
+    match fields {
+        Some((Some(mm), Some(start), Some(pgoff))) => {
             ev.mm = mm;
             ev.addr = start.wrapping_add(index.wrapping_sub(pgoff) << g(&K_PAGE_SHIFT));
         }
@@ -522,13 +586,9 @@ pub fn collapse_huge_page_swapin(ctx: RawTracePointContext) -> i32 {
     0
 }
 
-/// Args: (regs, id). Ends any pending fault of the task; brackets swapon/swapoff.
+/// Args: (regs, id). Brackets swapon/swapoff.
 #[raw_tracepoint(tracepoint = "sys_enter")]
 pub fn sys_enter(ctx: RawTracePointContext) -> i32 {
-    if let Some(s) = TASKS.get_ptr_mut(tid()) {
-        // SAFETY: this task's map value.
-        unsafe { (*s).fault_active = 0 };
-    }
     let id = ctx.arg::<u64>(1);
     let k = if id == g(&K_NR_SWAPOFF) {
         kind::SWAPOFF_ENTER

@@ -135,6 +135,7 @@ fn globals(btf: &Btf, cfg: &ProbeConfig) -> (Vec<(&'static str, u64)>, Vec<(Stri
     put("K_EV_PSWPIN", ev("PSWPIN"));
     put("K_EV_PSWPOUT", ev("PSWPOUT"));
     put("K_EV_PGMAJFAULT", ev("PGMAJFAULT"));
+    put("K_EV_PGFAULT", ev("PGFAULT"));
     put("K_EV_SWPIN_ZERO", ev("SWPIN_ZERO"));
     put("K_EV_SWPOUT_ZERO", ev("SWPOUT_ZERO"));
     put("K_EV_ZSWPIN", ev("ZSWPIN"));
@@ -219,7 +220,15 @@ impl Probe {
     /// program the core metrics need cannot be attached.
     pub fn attach(&mut self, facts: &KernelFacts) -> Result<(), LiveError> {
         let btf = facts.btf.as_ref().ok();
+        // Developer knob for overhead experiments: programs not to attach.
+        let skip = std::env::var("SWAPTRACE_SKIP_PROGRAMS").unwrap_or_default();
+        let skip: Vec<&str> = skip.split(',').filter(|s| !s.is_empty()).collect();
         for &(prog, tp, required) in RAW_TPS {
+            if skip.contains(&prog) {
+                self.skipped
+                    .push((format!("raw_tp/{tp}"), "SWAPTRACE_SKIP_PROGRAMS".into()));
+                continue;
+            }
             let present = btf.map(|b| b.tracepoint_params(tp).is_ok()).unwrap_or(true);
             let res = if present {
                 self.attach_raw(prog, tp)
@@ -236,6 +245,13 @@ impl Probe {
         }
         let _ = crate::lab::mount_tracefs();
         for &(prog, cat, name) in TPS {
+            if skip.contains(&prog) {
+                self.skipped.push((
+                    format!("tracepoint/{cat}/{name}"),
+                    "SWAPTRACE_SKIP_PROGRAMS".into(),
+                ));
+                continue;
+            }
             match self.attach_tp(prog, cat, name) {
                 Ok(()) => self.attached.push(format!("tracepoint/{cat}/{name}")),
                 Err(e) => self

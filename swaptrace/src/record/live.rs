@@ -211,7 +211,8 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
 
     let bar = progress(opts.progress);
     let deadline = opts.duration.map(|d| tokio::time::Instant::now() + d);
-    let mut tick = tokio::time::interval(Duration::from_millis(250));
+    // The probe wakes us only when 512 KiB are waiting: drain on a timer too.
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
     let mut exit_code = None;
     let mut out = Vec::with_capacity(4096);
     let mut failure: Option<RecordError> = None;
@@ -235,6 +236,8 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             _ = sigint.recv() => break,
             _ = sigterm.recv() => break,
             _ = tick.tick() => {
+                drain(fd.get_mut(), &mut rec, &mut out);
+                if let Err(e) = write_all(&mut writer, &mut out) { failure = Some(e); break; }
                 if let Err(e) = writer.tick() { failure = Some(e.into()); break; }
                 if let Some(b) = &bar {
                     let s = &rec.summary;

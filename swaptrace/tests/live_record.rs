@@ -1,0 +1,187 @@
+//! Live recording on this kernel, checked against /proc/vmstat. Needs root
+//! and BPF; each test holds the live-test lock, and every knob it touches is
+//! restored by a guard even when an assertion fails.
+#![cfg(feature = "live")]
+
+use std::path::PathBuf;
+use swaptrace::lab;
+use swaptrace::record::{record, run_demo, DemoOptions, RecordOptions, Summary};
+use swaptrace::report::{check_text, vmstat_check};
+use swaptrace::trace::{read_trace, Record, SwapEntry};
+use swaptrace::workload::{Pattern, WorkloadSpec};
+
+const EXE: &str = env!("CARGO_BIN_EXE_swaptrace");
+
+/// None (and the reason printed) where the test cannot run.
+fn live_or_why(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    if let Err(e) = lab::require_root() {
+        eprintln!("SKIPPED {test}: {e}");
+        return None;
+    }
+    Some(lab::live_test_lock())
+}
+
+fn scratch() -> PathBuf {
+    let d = PathBuf::from(format!("/var/tmp/swaptrace-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn recorded_swap_traffic_matches_vmstat() {
+    let Some(_lock) = live_or_why("recorded_swap_traffic_matches_vmstat") else {
+        return;
+    };
+    let dir = scratch();
+    let out = dir.join("live.swt");
+    let swaps_before = std::fs::read_to_string("/proc/swaps").unwrap();
+    let r = run_demo(
+        std::path::Path::new(EXE),
+        &DemoOptions {
+            workload: WorkloadSpec {
+                size_bytes: 384 << 20,
+                pattern: Pattern::ShuffledBlocks { block_pages: 16 },
+                passes: 1,
+                seed: 7,
+            },
+            limit_bytes: 128 << 20,
+            swap_bytes: 1 << 30,
+            swap_dir: dir.clone(),
+            output: out.clone(),
+            loop_device: false,
+            progress: false,
+        },
+    )
+    .expect("recording");
+    // The guards are gone: swap and cgroup restored.
+    assert_eq!(
+        std::fs::read_to_string("/proc/swaps").unwrap(),
+        swaps_before
+    );
+    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+
+    let rows = vmstat_check(&r.summary, &r.vmstat_delta);
+    eprintln!("{}", check_text(&rows));
+    let s: &Summary = &r.summary;
+    eprintln!(
+        "faults {} (major {}), joined {}, swap-outs {}, pages read {}, lost {}, {} records, {} bytes ({:.2} B/record)",
+        s.faults,
+        s.faults_major,
+        s.faults_joined,
+        s.swap_outs,
+        s.pswpin(),
+        s.lost_total(),
+        r.records,
+        r.bytes,
+        r.bytes as f64 / r.records as f64
+    );
+    assert!(s.pswpin() > 50_000, "the workload must really swap: {s:?}");
+    for row in &rows {
+        match row.error_pct {
+            Some(e) => assert!(e <= 2.0, "{} vs {}: {e:.2}% off", row.what, row.counter),
+            None => assert_eq!(
+                row.recorded, 0,
+                "{} seen but {} is 0",
+                row.what, row.counter
+            ),
+        }
+    }
+    assert_eq!(s.lost_total(), 0, "lost events at this rate");
+    assert!(
+        s.faults_joined as f64 >= 0.98 * s.faults as f64,
+        "only {} of {} faults joined to a swap-out",
+        s.faults_joined,
+        s.faults
+    );
+
+    // The file holds the same, and every joined entry is one that was swapped out
+    // from that very page.
+    let t = read_trace(&out).unwrap();
+    assert!(t.problems.is_empty(), "{:?}", t.problems);
+    let f = t.footer.as_ref().expect("finalized");
+    assert_eq!(f.records, t.records.len() as u64);
+    assert_eq!(f.exit_code, Some(0));
+    let mut outs: std::collections::HashMap<SwapEntry, (u32, u64)> = Default::default();
+    let mut checked = 0;
+    for rec in &t.records {
+        match rec {
+            Record::SwapOut {
+                mm, vaddr, entry, ..
+            } => {
+                outs.insert(*entry, (*mm, *vaddr));
+            }
+            Record::SwapFault {
+                mm,
+                addr,
+                entry: Some(e),
+                ..
+            } => {
+                assert_eq!(
+                    outs.get(e),
+                    Some(&(*mm, addr & !0xfff)),
+                    "fault entry {e:?}"
+                );
+                assert!(e.offset < (1 << 30) / 4096, "entry beyond the swap file");
+                checked += 1;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(checked, s.faults_joined);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn duration_bounded_recording_is_finalized() {
+    let Some(_lock) = live_or_why("duration_bounded_recording_is_finalized") else {
+        return;
+    };
+    let dir = scratch();
+    let out = dir.join("idle.swt");
+    let r = record(&RecordOptions {
+        output: out.clone(),
+        duration: Some(std::time::Duration::from_millis(300)),
+        ..RecordOptions::default()
+    })
+    .unwrap();
+    assert!(r.elapsed_s >= 0.3 && r.elapsed_s < 10.0, "{}", r.elapsed_s);
+    let t = read_trace(&out).unwrap();
+    assert!(t.footer.is_some());
+    assert!(t.problems.is_empty());
+    assert!(t.header.vmstat_start.contains_key("pswpin"));
+    assert!(t
+        .header
+        .metrics
+        .iter()
+        .any(|m| m.metric == "swap-fault" && m.backend.as_deref() == Some("tracepoint")));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn command_exit_code_and_missing_command_are_reported() {
+    let Some(_lock) = live_or_why("command_exit_code_and_missing_command_are_reported") else {
+        return;
+    };
+    let dir = scratch();
+    let out = dir.join("false.swt");
+    let r = record(&RecordOptions {
+        output: out.clone(),
+        command: vec!["sh".into(), "-c".into(), "exit 3".into()],
+        ..RecordOptions::default()
+    })
+    .unwrap();
+    assert_eq!(r.exit_code, Some(3));
+    assert_eq!(read_trace(&out).unwrap().footer.unwrap().exit_code, Some(3));
+
+    let bad = dir.join("nocmd.swt");
+    let e = record(&RecordOptions {
+        output: bad.clone(),
+        command: vec!["/nonexistent/cmd".into()],
+        ..RecordOptions::default()
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("/nonexistent/cmd"), "{e}");
+    // Even then the trace left behind is valid and finalized.
+    assert!(read_trace(&bad).unwrap().footer.is_some());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
