@@ -171,7 +171,7 @@ impl Head {
 
     #[inline(always)]
     fn get(&self, off: u64) -> Option<u64> {
-        if off < 64 && off % 8 == 0 {
+        if off < 64 && off & 7 == 0 {
             self.words.get((off / 8) as usize).copied()
         } else {
             read_u64(self.base, off)
@@ -239,33 +239,62 @@ fn count_lost(k: u8) {
     }
 }
 
-#[inline(always)]
-fn emit(ev: RawEvent) {
-    match EVENTS.reserve::<RawEvent>(0) {
-        Some(mut slot) => {
-            let pid_tgid = bpf_get_current_pid_tgid();
-            let mut ev = ev;
-            ev.tid = pid_tgid as u32;
-            ev.pid = (pid_tgid >> 32) as u32;
-            ev.comm = bpf_get_current_comm().unwrap_or([0; 16]);
-            slot.write(ev);
-            let wake = if EVENTS.query(BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES {
-                BPF_RB_FORCE_WAKEUP
-            } else {
-                BPF_RB_NO_WAKEUP
-            };
-            slot.submit(wake);
-        }
-        None => count_lost(ev.kind),
-    }
+/// An event being built; `emit` adds the task and writes it to the ring.
+#[derive(Clone, Copy)]
+struct Ev {
+    ts_ns: u64,
+    mm: u64,
+    addr: u64,
+    entry: u64,
+    nr: u32,
+    aux: u32,
+    kind: u8,
+    flags: u8,
 }
 
 #[inline(always)]
-fn event(k: u8, ts: u64) -> RawEvent {
-    RawEvent {
+fn emit(ev: Ev) {
+    let Some(mut slot) = EVENTS.reserve::<RawEvent>(0) else {
+        count_lost(ev.kind);
+        return;
+    };
+    let pid_tgid = bpf_get_current_pid_tgid();
+    // Field by field into the ring: no stack copy of the whole record.
+    let p = slot.as_mut_ptr();
+    // SAFETY: `p` points to the reserved, exclusively owned slot.
+    unsafe {
+        (*p).ts_ns = ev.ts_ns;
+        (*p).mm = ev.mm;
+        (*p).addr = ev.addr;
+        (*p).entry = ev.entry;
+        (*p).tid = pid_tgid as u32;
+        (*p).pid = (pid_tgid >> 32) as u32;
+        (*p).nr = ev.nr;
+        (*p).aux = ev.aux;
+        (*p).kind = ev.kind;
+        (*p).flags = ev.flags;
+        (*p)._pad = [0; 6];
+        (*p).comm = bpf_get_current_comm().unwrap_or([0; 16]);
+    }
+    let wake = if EVENTS.query(BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES {
+        BPF_RB_FORCE_WAKEUP
+    } else {
+        BPF_RB_NO_WAKEUP
+    };
+    slot.submit(wake);
+}
+
+#[inline(always)]
+fn event(k: u8, ts: u64) -> Ev {
+    Ev {
         ts_ns: ts,
+        mm: 0,
+        addr: 0,
+        entry: 0,
+        nr: 0,
+        aux: 0,
         kind: k,
-        ..RawEvent::default()
+        flags: 0,
     }
 }
 

@@ -65,6 +65,7 @@ fn main() {
         pattern: Pattern::ShuffledBlocks { block_pages: 16 },
         passes: 1,
         seed: 1,
+        zero_every: 0,
     };
     let cmd = workload_command(Path::new(EXE), &spec);
     let report = dir.join("report.json");
@@ -127,6 +128,35 @@ fn main() {
         "bytes per event on disk {:.2} (target <= 16)",
         bytes as f64 / events as f64
     );
+    // One more run with kernel.bpf_stats_enabled, for the eBPF time per program.
+    if let Ok(_stats) = lab::Knob::set("/proc/sys/kernel/bpf_stats_enabled", "1") {
+        let r = record(&RecordOptions {
+            output: trace.clone(),
+            command: shell(&cmd, &report),
+            spawn_cgroup: Some(cg.path().to_path_buf()),
+            ..RecordOptions::default()
+        })
+        .expect("record");
+        let w = workload_secs(&report);
+        let mut total = 0;
+        println!("eBPF run time (one run with bpf_stats_enabled; the workload took {w:.3} s):");
+        for p in r.bpf_stats.iter().filter(|p| p.run_count > 0) {
+            total += p.run_time_ns;
+            println!(
+                "  {:<28} {:>9} calls {:>8.1} ms {:>6.0} ns/call",
+                p.program,
+                p.run_count,
+                p.run_time_ns as f64 / 1e6,
+                p.run_time_ns as f64 / p.run_count as f64
+            );
+        }
+        println!(
+            "  total {:.1} ms = {:.1} % of the workload's time, {:.0} ns per recorded event",
+            total as f64 / 1e6,
+            total as f64 / 1e7 / w,
+            total as f64 / r.records.max(1) as f64
+        );
+    }
     drop(cg);
     drop(_swap);
     let _ = std::fs::remove_dir_all(&dir);

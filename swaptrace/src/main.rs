@@ -67,6 +67,9 @@ enum Cmd {
         passes: u32,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Write every Nth page with zeros (swapped out without I/O); 0 = none.
+        #[arg(long, default_value_t = 0)]
+        zero_every: u32,
         #[arg(long)]
         json: bool,
     },
@@ -89,6 +92,9 @@ enum Cmd {
         loop_device: bool,
         #[arg(long, default_value = "shuffled-blocks:16")]
         pattern: Pattern,
+        /// Write every Nth page with zeros (swapped out without I/O); 0 = none.
+        #[arg(long, default_value_t = 0)]
+        zero_every: u32,
         #[arg(long)]
         json: bool,
     },
@@ -152,6 +158,7 @@ fn run(cli: Cli) -> Result<()> {
             pattern,
             passes,
             seed,
+            zero_every,
             json,
         } => {
             let spec = WorkloadSpec {
@@ -159,6 +166,7 @@ fn run(cli: Cli) -> Result<()> {
                 pattern,
                 passes,
                 seed,
+                zero_every,
             };
             let r = workload::run(&spec)?;
             if json {
@@ -192,6 +200,7 @@ fn run(cli: Cli) -> Result<()> {
             swap_dir,
             loop_device,
             pattern,
+            zero_every,
             json,
         } => demo(
             output,
@@ -200,6 +209,7 @@ fn run(cli: Cli) -> Result<()> {
                 pattern,
                 passes: 1,
                 seed: 1,
+                zero_every,
             },
             limit,
             swap_size,

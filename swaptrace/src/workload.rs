@@ -111,6 +111,21 @@ pub struct WorkloadSpec {
     /// Read passes in address order after the first touch.
     pub passes: u32,
     pub seed: u64,
+    /// Every Nth page is written with zeros (0: none), so that swap-out
+    /// finds zero-filled pages (SWPOUT_ZERO, no I/O).
+    #[serde(default)]
+    pub zero_every: u32,
+}
+
+impl WorkloadSpec {
+    /// The word expected in `slot` of page `page`.
+    pub fn word(&self, page: u64, slot: usize) -> u64 {
+        if self.zero_every > 0 && page.is_multiple_of(u64::from(self.zero_every)) {
+            0
+        } else {
+            page_word(self.seed, page, slot)
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -312,10 +327,7 @@ pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
         let base = unsafe { map.ptr.add(p as usize * ps) };
         for slot in 0..SLOTS {
             unsafe {
-                std::ptr::write_volatile(
-                    base.add(slot_off(slot)).cast::<u64>(),
-                    page_word(spec.seed, p, slot),
-                )
+                std::ptr::write_volatile(base.add(slot_off(slot)).cast::<u64>(), spec.word(p, slot))
             };
         }
         touched += 1;
@@ -333,7 +345,7 @@ pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
             let found = unsafe {
                 std::ptr::read_volatile(map.ptr.add(p as usize * ps + off).cast::<u64>())
             };
-            let expected = page_word(spec.seed, p, slot);
+            let expected = spec.word(p, slot);
             if found != expected {
                 return Err(WorkloadError::Corrupt {
                     page: p,
@@ -461,6 +473,7 @@ mod tests {
                 pattern: pat.parse().unwrap(),
                 passes: 2,
                 seed: 1,
+                zero_every: 0,
             };
             let r = run(&spec).unwrap();
             println!("{pat}: {}", serde_json::to_string(&r).unwrap());
@@ -477,6 +490,7 @@ mod tests {
             pattern: Pattern::Sequential,
             passes: 1,
             seed: 0,
+            zero_every: 0,
         };
         assert!(matches!(run(&spec), Err(WorkloadError::Empty(100))));
     }

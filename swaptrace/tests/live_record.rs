@@ -43,6 +43,8 @@ fn recorded_swap_traffic_matches_vmstat() {
                 pattern: Pattern::ShuffledBlocks { block_pages: 16 },
                 passes: 1,
                 seed: 7,
+                // Some zero-filled pages: swapped out and in without I/O.
+                zero_every: 8,
             },
             limit_bytes: 128 << 20,
             swap_bytes: 1 << 30,
@@ -76,6 +78,7 @@ fn recorded_swap_traffic_matches_vmstat() {
         r.bytes as f64 / r.records as f64
     );
     assert!(s.pswpin() > 50_000, "the workload must really swap: {s:?}");
+    assert!(s.swap_out_zero > 5_000, "zero pages must be seen: {s:?}");
     for row in &rows {
         match row.error_pct {
             Some(e) => assert!(e <= 2.0, "{} vs {}: {e:.2}% off", row.what, row.counter),

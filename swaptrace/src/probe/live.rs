@@ -94,7 +94,10 @@ fn is_root() -> bool {
 }
 
 /// Offsets and constants for the `K_*` globals; unresolved ones are reported.
-fn globals(btf: &Btf, cfg: &ProbeConfig) -> (Vec<(&'static str, u64)>, Vec<(String, String)>) {
+/// Global name and value, and globals that could not be resolved with why.
+type Globals = (Vec<(&'static str, u64)>, Vec<(String, String)>);
+
+fn globals(btf: &Btf, cfg: &ProbeConfig) -> Globals {
     let mut out = Vec::new();
     let mut bad = Vec::new();
     let mut put = |name: &'static str, v: Result<u64, String>| match v {
@@ -184,7 +187,7 @@ pub fn format_field_offset(format: &str, field: &str) -> Option<u64> {
     format.lines().find_map(|l| {
         let l = l.trim();
         let decl = l.strip_prefix("field:")?.split(';').next()?;
-        let name = decl.rsplit(|c: char| c == ' ' || c == '*').next()?;
+        let name = decl.rsplit([' ', '*']).next()?;
         if name != field {
             return None;
         }
@@ -337,6 +340,44 @@ impl Probe {
             *slot = v.iter().sum();
         }
         Ok(s)
+    }
+}
+
+/// Run time of one program, from its fdinfo (non-zero only while
+/// `kernel.bpf_stats_enabled` is 1).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ProgStat {
+    pub program: String,
+    pub run_time_ns: u64,
+    pub run_count: u64,
+}
+
+impl Probe {
+    /// Per-program run time and count of the loaded programs.
+    pub fn run_stats(&self) -> Vec<ProgStat> {
+        use std::os::fd::{AsFd, AsRawFd};
+        let mut out = Vec::new();
+        for (name, prog) in self.ebpf.programs() {
+            let Ok(fd) = prog.info().and_then(|i| i.fd()) else {
+                continue;
+            };
+            let path = format!("/proc/self/fdinfo/{}", fd.as_fd().as_raw_fd());
+            let Ok(text) = std::fs::read_to_string(path) else {
+                continue;
+            };
+            let field = |k: &str| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix(k))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0)
+            };
+            out.push(ProgStat {
+                program: name.to_string(),
+                run_time_ns: field("run_time_ns:"),
+                run_count: field("run_cnt:"),
+            });
+        }
+        out
     }
 }
 

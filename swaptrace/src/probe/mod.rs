@@ -10,7 +10,7 @@ mod table;
 
 pub use kernel::{kernel_release, page_size, KernelFacts, Trial};
 #[cfg(feature = "live")]
-pub use live::{LiveError, Probe, ProbeConfig, Stats};
+pub use live::{LiveError, Probe, ProbeConfig, ProgStat, Stats};
 pub use table::{AttachPoint, Backend, Req, ATTACH_POINTS, METRICS};
 
 use serde::Serialize;

@@ -33,6 +33,8 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
         w.passes.to_string(),
         "--seed".into(),
         w.seed.to_string(),
+        "--zero-every".into(),
+        w.zero_every.to_string(),
     ]
 }
 

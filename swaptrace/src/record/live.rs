@@ -56,6 +56,8 @@ pub struct Recorded {
     pub vmstat_delta: std::collections::BTreeMap<String, i64>,
     pub attached: Vec<String>,
     pub skipped: Vec<(String, String)>,
+    /// eBPF run time per program (zero unless kernel.bpf_stats_enabled=1).
+    pub bpf_stats: Vec<probe::ProgStat>,
 }
 
 fn clock(id: libc::clockid_t) -> u64 {
@@ -291,6 +293,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         vmstat_delta,
         attached: probe.attached.clone(),
         skipped: probe.skipped.clone(),
+        bpf_stats: probe.run_stats(),
     })
 }
 

@@ -32,7 +32,7 @@ impl fmt::Display for CountTable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut rows: Vec<_> = self.counts.iter().collect();
         rows.sort_by_key(|(v, c)| (**c, **v));
-        writeln!(f, "\t{:<10} {}", "COUNT", "EVENT")?;
+        writeln!(f, "\t{:<10} EVENT", "COUNT")?;
         for (v, c) in rows {
             writeln!(f, "\t{:<10} {} = {}", c, self.expr, v)?;
         }
@@ -101,7 +101,7 @@ impl fmt::Display for Log2Hist {
         for (k, &c) in self.buckets.iter().enumerate() {
             let low = if k == 0 { 0 } else { 1u64 << k };
             let high = (1u64 << (k + 1)) - 1;
-            let bar = "*".repeat(((c * 40 + max - 1) / max) as usize);
+            let bar = "*".repeat((c * 40).div_ceil(max) as usize);
             writeln!(f, "{low:>10} -> {high:<10} : {c:<8} |{bar:<40}|")?;
         }
         Ok(())

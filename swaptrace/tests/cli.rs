@@ -1,0 +1,65 @@
+//! The command line on bad input: clear errors, exit status 1 or 2, no panic.
+
+use std::process::Command;
+
+const EXE: &str = env!("CARGO_BIN_EXE_swaptrace");
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(EXE).args(args).output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn info_refuses_a_file_that_is_not_a_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("x.swt");
+    std::fs::write(&p, b"hello, not a trace at all").unwrap();
+    let (code, _, err) = run(&["info", p.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("not a swaptrace trace"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let (code, _, err) = run(&["info", "/nonexistent.swt"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("/nonexistent.swt"), "{err}");
+}
+
+#[test]
+fn bad_flags_are_explained() {
+    let (code, _, err) = run(&["record", "-o", "x.swt", "--duration", "soon"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid duration"), "{err}");
+    let (code, _, err) = run(&["workload", "--pattern", "zigzag"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("zigzag"), "{err}");
+    let (code, _, err) = run(&["workload", "--size", "12Q"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("12Q"), "{err}");
+}
+
+#[test]
+fn doctor_lists_every_metric_in_both_forms() {
+    let (code, out, err) = run(&["doctor", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let metrics = v["metrics"].as_array().unwrap();
+    assert_eq!(metrics.len(), swaptrace::probe::METRICS.len());
+    for m in metrics {
+        // Each metric is either captured or says why not.
+        let chosen = !m["chosen"].is_null();
+        let reasons = m["rejected"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| !r["why_not"].as_array().unwrap().is_empty());
+        assert!(chosen || reasons, "{m}");
+    }
+    let (code, text, _) = run(&["doctor"]);
+    assert_eq!(code, 0);
+    for (m, _) in swaptrace::probe::METRICS {
+        assert!(text.contains(m), "{m} missing from doctor output");
+    }
+}
