@@ -19,8 +19,16 @@ pub mod kind {
     pub const SWAPON_EXIT: u8 = 10;
     /// Pages written back from zswap to the swap device (ZSWPWB).
     pub const ZSWAP_WRITEBACK: u8 = 11;
+    /// A cluster readahead window (`swap_cluster_readahead` return).
+    pub const RA_WINDOW: u8 = 12;
+    /// A swap-cache lookup at swap-in (`swap_cache_get_folio` return).
+    pub const CACHE_LOOKUP: u8 = 13;
+    /// A batch of freed swap entries (`swapcache_free_entries`), a [`FreeBatchEvent`].
+    pub const FREE_BATCH: u8 = 14;
+    /// A zswap store or load (`zswap_store`/`zswap_load` return).
+    pub const ZSWAP_OP: u8 = 15;
     /// One past the largest kind.
-    pub const COUNT: usize = 12;
+    pub const COUNT: usize = 16;
 }
 
 /// Flags of [`RawEvent::flags`].
@@ -38,6 +46,36 @@ pub mod flag {
     /// RECLAIM_*: memcg limit reclaim rather than direct (global) reclaim.
     pub const MEMCG: u8 = 1 << 5;
 }
+
+/// Flags of RA_WINDOW, CACHE_LOOKUP and ZSWAP_OP events.
+pub mod exact {
+    /// RA_WINDOW: read from `last_readahead_pages` at the return of `swap_cluster_readahead`.
+    pub const RA_LAST_READAHEAD_PAGES: u8 = 1 << 0;
+    /// Captured by fentry/fexit (else kprobe/kretprobe).
+    pub const FENTRY: u8 = 1 << 1;
+    /// CACHE_LOOKUP: the folio was in the swap cache.
+    pub const HIT: u8 = 1 << 2;
+    /// CACHE_LOOKUP: and it was a readahead page (`swapin_readahead_hits` grew).
+    pub const RA_HIT: u8 = 1 << 3;
+    /// ZSWAP_OP: a load (else a store).
+    pub const LOAD: u8 = 1 << 4;
+    /// ZSWAP_OP: it succeeded (stored, or found in zswap).
+    pub const OK: u8 = 1 << 5;
+}
+
+/// Largest batch of `swapcache_free_entries` (SWAP_BATCH).
+pub const FREE_BATCH_MAX: usize = 64;
+
+/// A FREE_BATCH event: the common head (`nr` entries, `aux` latency in ns,
+/// `ts_ns` start) and the entries (`swp_entry_t.val`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct FreeBatchEvent {
+    pub head: RawEvent,
+    pub entries: [u64; FREE_BATCH_MAX],
+}
+
+pub const FREE_BATCH_EVENT_SIZE: usize = core::mem::size_of::<FreeBatchEvent>();
 
 /// SWAP_READ sub-kinds, in [`RawEvent::aux`].
 pub mod read_kind {
@@ -77,3 +115,5 @@ const _: () = assert!(RAW_EVENT_SIZE == 72);
 
 #[cfg(feature = "user")]
 unsafe impl aya::Pod for RawEvent {}
+#[cfg(feature = "user")]
+unsafe impl aya::Pod for FreeBatchEvent {}

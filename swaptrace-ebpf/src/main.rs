@@ -7,6 +7,7 @@
 #![no_std]
 #![no_main]
 
+mod exact;
 mod swap;
 mod trial;
 

@@ -80,13 +80,13 @@ const USER_TOP: u64 = 1 << 47;
 const CGROUP_DEPTH: usize = 8;
 /// Wake the reader only once this much is waiting: a wake-up per event costs
 /// microseconds in the traced task. The reader also drains on a timer.
-const WAKEUP_BYTES: u64 = 512 << 10;
-const BPF_RB_AVAIL_DATA: u64 = 0;
-const BPF_RB_NO_WAKEUP: u64 = 1;
-const BPF_RB_FORCE_WAKEUP: u64 = 2;
+pub(crate) const WAKEUP_BYTES: u64 = 512 << 10;
+pub(crate) const BPF_RB_AVAIL_DATA: u64 = 0;
+pub(crate) const BPF_RB_NO_WAKEUP: u64 = 1;
+pub(crate) const BPF_RB_FORCE_WAKEUP: u64 = 2;
 
 #[map]
-static EVENTS: RingBuf = RingBuf::with_byte_size(16 << 20, 0);
+pub(crate) static EVENTS: RingBuf = RingBuf::with_byte_size(16 << 20, 0);
 
 #[map]
 static TASKS: LruHashMap<u32, TaskState> = LruHashMap::with_max_entries(65536, 0);
@@ -132,13 +132,13 @@ const EMPTY: TaskState = TaskState {
 };
 
 #[inline(always)]
-fn g(v: &'static u64) -> u64 {
+pub(crate) fn g(v: &'static u64) -> u64 {
     // SAFETY: a global set before load; volatile keeps it out of constant folding.
     unsafe { core::ptr::read_volatile(v) }
 }
 
 #[inline(always)]
-fn known(v: u64) -> bool {
+pub(crate) fn known(v: u64) -> bool {
     v != u64::MAX
 }
 
@@ -180,7 +180,7 @@ impl Head {
 }
 
 #[inline(always)]
-fn tid() -> u32 {
+pub(crate) fn tid() -> u32 {
     bpf_get_current_pid_tgid() as u32
 }
 
@@ -222,7 +222,7 @@ fn filtering() -> bool {
 }
 
 #[inline(always)]
-fn selected() -> bool {
+pub(crate) fn selected() -> bool {
     let pid = g(&K_FILTER_TGID);
     let cg = g(&K_FILTER_CGROUP);
     if pid == 0 && cg == 0 {
@@ -232,7 +232,7 @@ fn selected() -> bool {
 }
 
 #[inline(always)]
-fn count_lost(k: u8) {
+pub(crate) fn count_lost(k: u8) {
     if let Some(p) = LOST.get_ptr_mut(k as u32) {
         // SAFETY: per-CPU slot, no concurrent writer.
         unsafe { *p += 1 };
@@ -241,19 +241,19 @@ fn count_lost(k: u8) {
 
 /// An event being built; `emit` adds the task and writes it to the ring.
 #[derive(Clone, Copy)]
-struct Ev {
-    ts_ns: u64,
-    mm: u64,
-    addr: u64,
-    entry: u64,
-    nr: u32,
-    aux: u32,
-    kind: u8,
-    flags: u8,
+pub(crate) struct Ev {
+    pub ts_ns: u64,
+    pub mm: u64,
+    pub addr: u64,
+    pub entry: u64,
+    pub nr: u32,
+    pub aux: u32,
+    pub kind: u8,
+    pub flags: u8,
 }
 
 #[inline(always)]
-fn emit(ev: Ev) {
+pub(crate) fn emit(ev: Ev) {
     let Some(mut slot) = EVENTS.reserve::<RawEvent>(0) else {
         count_lost(ev.kind);
         return;
@@ -285,7 +285,7 @@ fn emit(ev: Ev) {
 }
 
 #[inline(always)]
-fn event(k: u8, ts: u64) -> Ev {
+pub(crate) fn event(k: u8, ts: u64) -> Ev {
     Ev {
         ts_ns: ts,
         mm: 0,

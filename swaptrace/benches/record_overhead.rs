@@ -66,6 +66,7 @@ fn main() {
         passes: 1,
         seed: 1,
         zero_every: 0,
+        hold: false,
     };
     let cmd = workload_command(Path::new(EXE), &spec);
     let report = dir.join("report.json");

@@ -43,6 +43,9 @@ enum Cmd {
         /// Ring buffer size (power of two), e.g. 16M.
         #[arg(long, value_parser = parse_size_arg)]
         ring_size: Option<u64>,
+        /// Use kprobes where fentry would do (to compare the backends).
+        #[arg(long)]
+        no_fentry: bool,
         #[arg(long)]
         json: bool,
         /// Command to run and trace.
@@ -52,6 +55,17 @@ enum Cmd {
     /// A trace's header and its records, counted per kind.
     Info {
         trace: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One metric of a trace: argdist-style counts or a log2 latency histogram.
+    Hist {
+        trace: PathBuf,
+        #[arg(long, value_enum)]
+        metric: report::HistMetric,
+        /// Only events during swapoff, or only outside it.
+        #[arg(long, value_enum, default_value = "all")]
+        during: report::During,
         #[arg(long)]
         json: bool,
     },
@@ -70,6 +84,9 @@ enum Cmd {
         /// Write every Nth page with zeros (swapped out without I/O); 0 = none.
         #[arg(long, default_value_t = 0)]
         zero_every: u32,
+        /// After writing, print "holding" and keep the memory until SIGTERM/SIGINT.
+        #[arg(long)]
+        hold: bool,
         #[arg(long)]
         json: bool,
     },
@@ -128,6 +145,9 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 fn main() {
+    // Exit quietly when the reader of stdout goes away (`| head`), as CLI tools do.
+    // SAFETY: restoring the default disposition of SIGPIPE before any threads.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     if let Err(e) = run(Cli::parse()) {
         eprintln!("swaptrace: {e:#}");
         std::process::exit(1);
@@ -153,12 +173,31 @@ fn run(cli: Cli) -> Result<()> {
                 Ok(())
             }
         }
+        Cmd::Hist {
+            trace,
+            metric,
+            during,
+            json,
+        } => {
+            let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
+            for p in &t.problems {
+                eprintln!("warning: {p}");
+            }
+            let h = report::histogram(&t, metric, during)?;
+            if json {
+                print_json(&h.json())
+            } else {
+                print!("{}", h.text());
+                Ok(())
+            }
+        }
         Cmd::Workload {
             size,
             pattern,
             passes,
             seed,
             zero_every,
+            hold,
             json,
         } => {
             let spec = WorkloadSpec {
@@ -167,6 +206,7 @@ fn run(cli: Cli) -> Result<()> {
                 passes,
                 seed,
                 zero_every,
+                hold,
             };
             let r = workload::run(&spec)?;
             if json {
@@ -189,9 +229,12 @@ fn run(cli: Cli) -> Result<()> {
             cgroup,
             pid,
             ring_size,
+            no_fentry,
             json,
             command,
-        } => record(output, duration, cgroup, pid, ring_size, json, command),
+        } => record(
+            output, duration, cgroup, pid, ring_size, no_fentry, json, command,
+        ),
         Cmd::Demo {
             output,
             size,
@@ -210,6 +253,7 @@ fn run(cli: Cli) -> Result<()> {
                 passes: 1,
                 seed: 1,
                 zero_every,
+                hold: false,
             },
             limit,
             swap_size,
@@ -225,11 +269,9 @@ fn doctor(json: bool) -> Result<()> {
     let mut facts = KernelFacts::gather();
     #[cfg(feature = "live")]
     {
-        if let Ok(btf) = &facts.btf {
-            match probe::Probe::load(btf, &probe::ProbeConfig::default()) {
-                Ok(mut p) => facts.fentry = p.trial_fentry(),
-                Err(e) => facts.fentry = probe::Trial::NotTried(e.to_string()),
-            }
+        match probe::Probe::load(&facts, &probe::ProbeConfig::default()) {
+            Ok(mut p) => facts.fentry = p.trial_fentry(),
+            Err(e) => facts.fentry = probe::Trial::NotTried(e.to_string()),
         }
     }
     #[cfg(not(feature = "live"))]
@@ -258,6 +300,7 @@ fn record(
     _: Option<PathBuf>,
     _: Option<u32>,
     _: Option<u64>,
+    _: bool,
     _: bool,
     _: Vec<String>,
 ) -> Result<()> {
@@ -303,6 +346,10 @@ fn print_recorded(r: &swaptrace::record::Recorded, json: bool) -> Result<()> {
         ),
         ("zswap-writeback", s.zswap_writebacks, "zswap_writeback"),
         ("swapoff", s.swapoff_calls, "syscall"),
+        ("ra-window", s.ra_windows, "ra_window"),
+        ("swap-cache-lookup", s.cache_lookups, "cache_lookup"),
+        ("free-batch", s.free_batches, "free_batch"),
+        ("zswap-op", s.zswap_stores + s.zswap_loads, "zswap_op"),
     ] {
         println!("{m:<20} {n:>10} {:>8}", lost(k));
     }
@@ -332,6 +379,7 @@ fn record(
     cgroup: Option<PathBuf>,
     pid: Option<u32>,
     ring_size: Option<u64>,
+    no_fentry: bool,
     json: bool,
     command: Vec<String>,
 ) -> Result<()> {
@@ -356,6 +404,7 @@ fn record(
         cgroup,
         pid,
         ring_bytes,
+        no_fentry,
         progress: !json,
         ..Default::default()
     })?;

@@ -26,6 +26,8 @@ pub enum WorkloadError {
         #[source]
         source: io::Error,
     },
+    #[error("waiting for SIGTERM: {0}")]
+    Signal(#[source] io::Error),
     #[error("getrusage failed: {0}")]
     Rusage(#[source] io::Error),
     #[error(
@@ -115,6 +117,10 @@ pub struct WorkloadSpec {
     /// finds zero-filled pages (SWPOUT_ZERO, no I/O).
     #[serde(default)]
     pub zero_every: u32,
+    /// After the first touch, print "holding" and keep the memory until
+    /// SIGTERM or SIGINT, then return without the read passes.
+    #[serde(default)]
+    pub hold: bool,
 }
 
 impl WorkloadSpec {
@@ -300,6 +306,26 @@ fn page_size() -> u64 {
     }
 }
 
+/// Prints "holding" and blocks until SIGTERM or SIGINT arrives.
+fn wait_for_stop() -> Result<(), WorkloadError> {
+    use std::io::Write;
+    // SAFETY: plain signal-set manipulation on a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        println!("holding");
+        let _ = std::io::stdout().flush();
+        let mut sig = 0;
+        if libc::sigwait(&set, &mut sig) != 0 {
+            return Err(WorkloadError::Signal(io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}
+
 /// Run the workload in this process.
 pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
     let psize = page_size();
@@ -334,6 +360,18 @@ pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
     }
     let elapsed_write = t0.elapsed();
     drop(order);
+    if spec.hold {
+        wait_for_stop()?;
+        return Ok(WorkloadReport {
+            pages,
+            touched,
+            page_size: psize,
+            elapsed_write,
+            elapsed_read: Duration::ZERO,
+            maj_faults: 0,
+            min_faults: 0,
+        });
+    }
 
     let t1 = Instant::now();
     for pass in 0..spec.passes {
@@ -474,6 +512,7 @@ mod tests {
                 passes: 2,
                 seed: 1,
                 zero_every: 0,
+                hold: false,
             };
             let r = run(&spec).unwrap();
             println!("{pat}: {}", serde_json::to_string(&r).unwrap());
@@ -491,6 +530,7 @@ mod tests {
             passes: 1,
             seed: 0,
             zero_every: 0,
+            hold: false,
         };
         assert!(matches!(run(&spec), Err(WorkloadError::Empty(100))));
     }

@@ -45,6 +45,7 @@ fn recorded_swap_traffic_matches_vmstat() {
                 seed: 7,
                 // Some zero-filled pages: swapped out and in without I/O.
                 zero_every: 8,
+                hold: false,
             },
             limit_bytes: 128 << 20,
             swap_bytes: 1 << 30,

@@ -614,6 +614,18 @@ impl Btf {
         self.proto_params(self.ty(f)?.st)
     }
 
+    /// C type name of the return value of FUNC `name` ("void" for none).
+    pub fn func_return(&self, name: &str) -> Result<String, BtfError> {
+        let f = self
+            .find_named(name, &[KIND_FUNC])
+            .ok_or_else(|| BtfError::TypeNotFound(name.to_string()))?;
+        let proto = *self.ty(self.ty(f)?.st)?;
+        if proto.kind() != KIND_FUNC_PROTO {
+            return Err(fmt_err(format!("{name} has no FUNC_PROTO")));
+        }
+        Ok(self.type_name(proto.st))
+    }
+
     fn proto_params(&self, proto: u32) -> Result<Vec<(String, String)>, BtfError> {
         let p = *self.ty(proto)?;
         if p.kind() != KIND_FUNC_PROTO {
@@ -1131,7 +1143,11 @@ mod tests {
     fn live_vmlinux() {
         let t0 = std::time::Instant::now();
         let btf = match Btf::from_sys_fs() {
-            Ok(b) => b,
+            Ok(b) => {
+                assert_eq!(b.func_return("do_swap_page").unwrap(), "vm_fault_t");
+                assert!(b.func_return("no_such_function_here").is_err());
+                b
+            }
             Err(BtfError::Io { path, source }) => {
                 eprintln!("skipping live BTF test: cannot read {path}: {source}");
                 return;

@@ -19,8 +19,9 @@ pub struct KernelFacts {
     pub btf: Result<Btf, String>,
     /// Text symbols (T/t) of /proc/kallsyms.
     pub text_symbols: HashSet<String>,
-    /// Data symbols (D/d/B/b/R/r), present only with KALLSYMS_ALL.
-    pub data_symbols: Vec<String>,
+    /// Data symbols (D/d/B/b/R/r) and their addresses (0 when not root),
+    /// present only with KALLSYMS_ALL.
+    pub data_symbols: Vec<(String, u64)>,
     pub kallsyms_error: Option<String>,
     pub kprobes: Result<(), String>,
     pub fentry: Trial,
@@ -53,14 +54,16 @@ impl KernelFacts {
             Ok(s) => {
                 for line in s.lines() {
                     let mut it = line.split_whitespace();
-                    let (_, Some(t), Some(name)) = (it.next(), it.next(), it.next()) else {
+                    let (Some(addr), Some(t), Some(name)) = (it.next(), it.next(), it.next())
+                    else {
                         continue;
                     };
                     match t {
                         "T" | "t" => {
                             text_symbols.insert(name.to_string());
                         }
-                        "D" | "d" | "B" | "b" | "R" | "r" => data_symbols.push(name.to_string()),
+                        "D" | "d" | "B" | "b" | "R" | "r" => data_symbols
+                            .push((name.to_string(), u64::from_str_radix(addr, 16).unwrap_or(0))),
                         _ => {}
                     }
                 }
@@ -95,6 +98,20 @@ impl KernelFacts {
         why
     }
 
+    /// Address of a data symbol: `name` itself or a compiler-suffixed static
+    /// `name.N` (e.g. `last_readahead_pages.0`).
+    pub fn data_symbol(&self, name: &str) -> Option<u64> {
+        self.data_symbols
+            .iter()
+            .find(|(s, _)| {
+                s == name
+                    || s.strip_prefix(name)
+                        .and_then(|r| r.strip_prefix('.'))
+                        .is_some_and(|r| r.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .map(|(_, a)| *a)
+    }
+
     fn btf(&self) -> Result<&Btf, String> {
         self.btf.as_ref().map_err(|e| format!("no BTF: {e}"))
     }
@@ -115,12 +132,26 @@ impl KernelFacts {
                 None if self.text_symbols.contains(f) => Ok(()),
                 None => Err(format!("{f} not in kallsyms (inlined or absent)")),
             },
-            Req::DataSymbol(p) => {
-                if self.data_symbols.iter().any(|s| s.starts_with(p)) {
+            Req::DataSymbol(p) => match self.data_symbol(p) {
+                Some(0) => Err(format!("data symbol {p}: address hidden (not root)")),
+                Some(_) => Ok(()),
+                None => Err(format!(
+                    "data symbol {p} not in kallsyms (no KALLSYMS_ALL or absent)"
+                )),
+            },
+            Req::FuncParams(f, want) => {
+                let have = self
+                    .btf()?
+                    .func_params(f)
+                    .map_err(|_| format!("{f} not in BTF"))?;
+                let names: Vec<&str> = have.iter().map(|(n, _)| n.as_str()).collect();
+                if names.len() >= want.len() && names[..want.len()] == want[..] {
                     Ok(())
                 } else {
                     Err(format!(
-                        "data symbol {p} not in kallsyms (no KALLSYMS_ALL or absent)"
+                        "{f}({}) is not {f}({})",
+                        names.join(", "),
+                        want.join(", ")
                     ))
                 }
             }

@@ -2,9 +2,12 @@
 
 use super::btf::{Btf, BtfError};
 use super::kernel::{KernelFacts, Trial};
+use super::table::{Prog, ProgKind};
+use super::MetricPlan;
 use aya::maps::{MapData, PerCpuArray, RingBuf};
-use aya::programs::{FEntry, ProgramError, RawTracePoint, TracePoint};
+use aya::programs::{FEntry, FExit, KProbe, ProgramError, RawTracePoint, TracePoint};
 use aya::{Ebpf, EbpfError, EbpfLoader};
+use std::collections::HashMap;
 use swaptrace_common::kind;
 
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/swaptrace"));
@@ -37,40 +40,9 @@ pub struct ProbeConfig {
     pub filter_cgroup: Option<u64>,
     /// Ring buffer size in bytes (a power of two, multiple of the page size).
     pub ring_bytes: Option<u32>,
+    /// Use kprobes where fentry would do (to compare the two).
+    pub no_fentry: bool,
 }
-
-/// Raw tracepoint programs: (program, tracepoint, required for the core metrics).
-const RAW_TPS: &[(&str, &str, bool)] = &[
-    ("page_fault_user", "page_fault_user", true),
-    ("page_fault_kernel", "page_fault_kernel", false),
-    ("count_memcg_events", "count_memcg_events", true),
-    ("rss_stat", "rss_stat", true),
-    ("mm_vmscan_write_folio", "mm_vmscan_write_folio", true),
-    (
-        "direct_reclaim_begin",
-        "mm_vmscan_direct_reclaim_begin",
-        false,
-    ),
-    ("direct_reclaim_end", "mm_vmscan_direct_reclaim_end", false),
-    (
-        "memcg_reclaim_begin",
-        "mm_vmscan_memcg_reclaim_begin",
-        false,
-    ),
-    ("memcg_reclaim_end", "mm_vmscan_memcg_reclaim_end", false),
-    (
-        "collapse_huge_page_swapin",
-        "mm_collapse_huge_page_swapin",
-        false,
-    ),
-    ("sys_enter", "sys_enter", true),
-];
-
-/// Classic tracepoints: (program, category, name).
-const TPS: &[(&str, &str, &str)] = &[
-    ("sys_exit_swapoff", "syscalls", "sys_exit_swapoff"),
-    ("sys_exit_swapon", "syscalls", "sys_exit_swapon"),
-];
 
 /// Counters of the running probe.
 #[derive(Clone, Debug, Default)]
@@ -97,7 +69,7 @@ fn is_root() -> bool {
 /// Global name and value, and globals that could not be resolved with why.
 type Globals = (Vec<(&'static str, u64)>, Vec<(String, String)>);
 
-fn globals(btf: &Btf, cfg: &ProbeConfig) -> Globals {
+fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     let mut out = Vec::new();
     let mut bad = Vec::new();
     let mut put = |name: &'static str, v: Result<u64, String>| match v {
@@ -165,6 +137,20 @@ fn globals(btf: &Btf, cfg: &ProbeConfig) -> Globals {
     put("K_CSS_PARENT", off("cgroup_subsys_state", "parent"));
     put("K_CGROUP_KN", off("cgroup", "kn"));
     put("K_KN_ID", off("kernfs_node", "id"));
+    let sym = |name: &str| {
+        facts
+            .data_symbol(name)
+            .filter(|&a| a != 0)
+            .ok_or_else(|| format!("data symbol {name} not in kallsyms"))
+    };
+    put("K_LAST_RA_ADDR", sym("last_readahead_pages"));
+    put("K_RA_HITS_ADDR", sym("swapin_readahead_hits"));
+    // zswap_load/store return bool until ~6.15 (int 0 after), frontswap int 0.
+    let int_ret = ["zswap_load", "zswap_frontswap_load"]
+        .iter()
+        .find_map(|f| btf.func_return(f).ok())
+        .is_some_and(|t| t != "bool" && t != "_Bool");
+    put("K_ZSWAP_RET_INT", Ok(int_ret as u64));
     put("K_FILTER_TGID", Ok(cfg.filter_pid.unwrap_or(0) as u64));
     put("K_FILTER_CGROUP", Ok(cfg.filter_cgroup.unwrap_or(0)));
     put(
@@ -198,11 +184,14 @@ pub fn format_field_offset(format: &str, field: &str) -> Option<u64> {
 
 impl Probe {
     /// Loads the object with this kernel's offsets. Attaches nothing yet.
-    pub fn load(btf: &Btf, cfg: &ProbeConfig) -> Result<Probe, LiveError> {
+    pub fn load(facts: &KernelFacts, cfg: &ProbeConfig) -> Result<Probe, LiveError> {
         if !is_root() {
             return Err(LiveError::NotRoot);
         }
-        let (values, unresolved) = globals(btf, cfg);
+        let btf = facts.btf.as_ref().map_err(|e| {
+            LiveError::NothingAttached(format!("kernel BTF is needed for offsets: {e}"))
+        })?;
+        let (values, unresolved) = globals(facts, btf, cfg);
         let mut loader = EbpfLoader::new();
         for (name, v) in &values {
             loader.override_global(name, v, true);
@@ -219,47 +208,101 @@ impl Probe {
         })
     }
 
-    /// Attaches every program whose tracepoint this kernel has. Fails when a
-    /// program the core metrics need cannot be attached.
-    pub fn attach(&mut self, facts: &KernelFacts) -> Result<(), LiveError> {
-        let btf = facts.btf.as_ref().ok();
+    /// Attaches the programs of each metric's chosen attach point. A metric
+    /// whose programs fail to attach is marked missing in `plans`, with why.
+    pub fn attach(
+        &mut self,
+        facts: &KernelFacts,
+        plans: &mut [MetricPlan],
+    ) -> Result<(), LiveError> {
+        let _ = crate::lab::mount_tracefs();
         // Developer knob for overhead experiments: programs not to attach.
         let skip = std::env::var("SWAPTRACE_SKIP_PROGRAMS").unwrap_or_default();
         let skip: Vec<&str> = skip.split(',').filter(|s| !s.is_empty()).collect();
-        for &(prog, tp, required) in RAW_TPS {
-            if skip.contains(&prog) {
-                self.skipped
-                    .push((format!("raw_tp/{tp}"), "SWAPTRACE_SKIP_PROGRAMS".into()));
+        let aya_btf = aya::Btf::from_sys_fs().ok();
+        let mut done: HashMap<&'static str, Result<(), String>> = HashMap::new();
+        for plan in plans.iter_mut() {
+            let Some(choice) = &plan.chosen else {
                 continue;
-            }
-            let present = btf.map(|b| b.tracepoint_params(tp).is_ok()).unwrap_or(true);
-            let res = if present {
-                self.attach_raw(prog, tp)
-            } else {
-                Err(LiveError::NothingAttached(format!(
-                    "tracepoint {tp} not in this kernel"
-                )))
             };
-            match res {
-                Ok(()) => self.attached.push(format!("raw_tp/{tp}")),
-                Err(e) if required => return Err(e),
-                Err(e) => self.skipped.push((format!("raw_tp/{tp}"), e.to_string())),
+            let mut failure = None;
+            for prog in choice.progs {
+                if skip.contains(&prog.name) {
+                    continue;
+                }
+                // A raw tracepoint that this kernel lacks and the row does not
+                // require (e.g. page_fault_kernel) is left out.
+                if prog.kind == ProgKind::RawTracepoint
+                    && facts
+                        .btf
+                        .as_ref()
+                        .is_ok_and(|b| b.tracepoint_params(prog.target).is_err())
+                {
+                    self.skipped.push((
+                        prog.target.to_string(),
+                        "tracepoint not in this kernel".into(),
+                    ));
+                    continue;
+                }
+                let res = match done.get(prog.name) {
+                    Some(r) => r.clone(),
+                    None => {
+                        let r = self
+                            .attach_prog(prog, aya_btf.as_ref())
+                            .map_err(|e| format!("{}: {e}", prog.name));
+                        match &r {
+                            Ok(()) => self
+                                .attached
+                                .push(format!("{:?} {}", prog.kind, prog.target)),
+                            Err(e) => self.skipped.push((prog.target.to_string(), e.clone())),
+                        }
+                        done.insert(prog.name, r.clone());
+                        r
+                    }
+                };
+                if let Err(e) = res {
+                    failure.get_or_insert(e);
+                }
+            }
+            if let Some(e) = failure {
+                plan.fail(e);
             }
         }
-        let _ = crate::lab::mount_tracefs();
-        for &(prog, cat, name) in TPS {
-            if skip.contains(&prog) {
-                self.skipped.push((
-                    format!("tracepoint/{cat}/{name}"),
-                    "SWAPTRACE_SKIP_PROGRAMS".into(),
-                ));
-                continue;
+        if self.attached.is_empty() {
+            return Err(LiveError::NothingAttached(format!("{:?}", self.skipped)));
+        }
+        Ok(())
+    }
+
+    fn attach_prog(&mut self, prog: &Prog, btf: Option<&aya::Btf>) -> Result<(), LiveError> {
+        let name = prog.name;
+        let err = |source| LiveError::Program { name, source };
+        let no_btf = || LiveError::NothingAttached("no kernel BTF for fentry".into());
+        match prog.kind {
+            ProgKind::RawTracepoint => {
+                let p: &mut RawTracePoint = self.program(name)?.try_into().map_err(err)?;
+                p.load().map_err(err)?;
+                p.attach(prog.target).map_err(err)?;
             }
-            match self.attach_tp(prog, cat, name) {
-                Ok(()) => self.attached.push(format!("tracepoint/{cat}/{name}")),
-                Err(e) => self
-                    .skipped
-                    .push((format!("tracepoint/{cat}/{name}"), e.to_string())),
+            ProgKind::Tracepoint(cat) => {
+                let p: &mut TracePoint = self.program(name)?.try_into().map_err(err)?;
+                p.load().map_err(err)?;
+                p.attach(cat, prog.target).map_err(err)?;
+            }
+            ProgKind::Kprobe | ProgKind::Kretprobe => {
+                let p: &mut KProbe = self.program(name)?.try_into().map_err(err)?;
+                p.load().map_err(err)?;
+                p.attach(prog.target, 0).map_err(err)?;
+            }
+            ProgKind::Fentry => {
+                let p: &mut FEntry = self.program(name)?.try_into().map_err(err)?;
+                p.load(prog.target, btf.ok_or_else(no_btf)?).map_err(err)?;
+                p.attach().map_err(err)?;
+            }
+            ProgKind::Fexit => {
+                let p: &mut FExit = self.program(name)?.try_into().map_err(err)?;
+                p.load(prog.target, btf.ok_or_else(no_btf)?).map_err(err)?;
+                p.attach().map_err(err)?;
             }
         }
         Ok(())
@@ -270,22 +313,6 @@ impl Probe {
             name,
             why: "program missing from the eBPF object".into(),
         })
-    }
-
-    fn attach_raw(&mut self, name: &'static str, tp: &str) -> Result<(), LiveError> {
-        let err = |source| LiveError::Program { name, source };
-        let p: &mut RawTracePoint = self.program(name)?.try_into().map_err(err)?;
-        p.load().map_err(err)?;
-        p.attach(tp).map_err(err)?;
-        Ok(())
-    }
-
-    fn attach_tp(&mut self, name: &'static str, cat: &str, tp: &str) -> Result<(), LiveError> {
-        let err = |source| LiveError::Program { name, source };
-        let p: &mut TracePoint = self.program(name)?.try_into().map_err(err)?;
-        p.load().map_err(err)?;
-        p.attach(cat, tp).map_err(err)?;
-        Ok(())
     }
 
     /// Loads (never attaches) an fentry program to learn whether fentry is allowed.

@@ -11,7 +11,7 @@ mod table;
 pub use kernel::{kernel_release, page_size, KernelFacts, Trial};
 #[cfg(feature = "live")]
 pub use live::{LiveError, Probe, ProbeConfig, ProgStat, Stats};
-pub use table::{AttachPoint, Backend, Req, ATTACH_POINTS, METRICS};
+pub use table::{AttachPoint, Backend, Prog, ProgKind, Req, ATTACH_POINTS, METRICS};
 
 use serde::Serialize;
 
@@ -28,6 +28,8 @@ pub struct MetricPlan {
 pub struct Choice {
     pub backend: Backend,
     pub attach: &'static str,
+    #[serde(skip)]
+    pub progs: &'static [Prog],
     /// Empty when usable.
     pub why_not: Vec<String>,
     pub note: &'static str,
@@ -45,6 +47,7 @@ pub fn plan(k: &KernelFacts) -> Vec<MetricPlan> {
                 let c = Choice {
                     backend: ap.backend,
                     attach: ap.attach,
+                    progs: ap.progs,
                     why_not,
                     note: ap.note,
                 };
@@ -62,6 +65,16 @@ pub fn plan(k: &KernelFacts) -> Vec<MetricPlan> {
             }
         })
         .collect()
+}
+
+impl MetricPlan {
+    /// Drops the chosen attach point (it failed to attach) for `why`.
+    pub fn fail(&mut self, why: String) {
+        if let Some(mut c) = self.chosen.take() {
+            c.why_not.push(why);
+            self.rejected.insert(0, c);
+        }
+    }
 }
 
 /// The header's per-metric record of a plan.

@@ -42,8 +42,34 @@ pub enum Req {
     FentryAllowed,
     /// The kernel has kprobes (a kprobe PMU).
     KprobesBuilt,
+    /// A function whose parameters start with these names (its signature).
+    FuncParams(&'static str, &'static [&'static str]),
     /// The program for this row is in this build of swaptrace.
     Built(bool),
+}
+
+/// How a program attaches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum ProgKind {
+    Fentry,
+    Fexit,
+    Kprobe,
+    Kretprobe,
+    RawTracepoint,
+    /// A classic tracepoint in this category.
+    Tracepoint(&'static str),
+}
+
+/// One eBPF program of the object and what it attaches to.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Prog {
+    pub name: &'static str,
+    pub kind: ProgKind,
+    pub target: &'static str,
+}
+
+const fn p(name: &'static str, kind: ProgKind, target: &'static str) -> Prog {
+    Prog { name, kind, target }
 }
 
 #[derive(Clone, Copy, Debug, Serialize)]
@@ -52,6 +78,8 @@ pub struct AttachPoint {
     pub backend: Backend,
     pub attach: &'static str,
     pub requires: &'static [Req],
+    /// The programs to attach; empty when this build has none for the row.
+    pub progs: &'static [Prog],
     pub note: &'static str,
 }
 
@@ -88,10 +116,41 @@ const FAULT_TPS: &[Req] = &[
     Req::Tracepoint("page_fault_user", &["address", "regs", "error_code"]),
     Req::Tracepoint("rss_stat", &["mm", "member"]),
     Req::Tracepoint("count_memcg_events", &["memcg", "item", "val"]),
-    Req::Tracepoint("sys_enter", &["regs", "id"]),
     Req::Member("task_struct", "mm"),
     Req::VmEvent("PGMAJFAULT"),
+    Req::VmEvent("PGFAULT"),
     Req::Built(true),
+];
+
+use ProgKind::{Fentry, Fexit, Kprobe, Kretprobe, RawTracepoint};
+
+/// The tracepoint-derived fault machinery, shared by several metrics.
+const FAULT_PROGS: &[Prog] = &[
+    p("page_fault_user", RawTracepoint, "page_fault_user"),
+    p("page_fault_kernel", RawTracepoint, "page_fault_kernel"),
+    p("count_memcg_events", RawTracepoint, "count_memcg_events"),
+    p("rss_stat", RawTracepoint, "rss_stat"),
+    // Reclaim brackets keep reclaim inside a fault from looking like a swap-in.
+    p(
+        "direct_reclaim_begin",
+        RawTracepoint,
+        "mm_vmscan_direct_reclaim_begin",
+    ),
+    p(
+        "direct_reclaim_end",
+        RawTracepoint,
+        "mm_vmscan_direct_reclaim_end",
+    ),
+    p(
+        "memcg_reclaim_begin",
+        RawTracepoint,
+        "mm_vmscan_memcg_reclaim_begin",
+    ),
+    p(
+        "memcg_reclaim_end",
+        RawTracepoint,
+        "mm_vmscan_memcg_reclaim_end",
+    ),
 ];
 
 pub const ATTACH_POINTS: &[AttachPoint] = &[
@@ -105,6 +164,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::FentryAllowed,
             Req::Built(false),
         ],
+        progs: &[],
         note: "",
     },
     AttachPoint {
@@ -121,6 +181,11 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::Member("vm_area_struct", "vm_mm"),
             Req::Built(true),
         ],
+        progs: &[p(
+            "mm_vmscan_write_folio",
+            RawTracepoint,
+            "mm_vmscan_write_folio",
+        )],
         note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm",
     },
     // swap-fault
@@ -133,17 +198,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::FentryAllowed,
             Req::Built(false),
         ],
-        note: "",
-    },
-    AttachPoint {
-        metric: "swap-fault",
-        backend: Backend::Kprobe,
-        attach: "kretprobe do_swap_page",
-        requires: &[
-            Req::Kallsyms("do_swap_page"),
-            Req::KprobesBuilt,
-            Req::Built(false),
-        ],
+        progs: &[],
         note: "",
     },
     AttachPoint {
@@ -152,6 +207,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         attach:
             "exceptions:page_fault_user + kmem:rss_stat(MM_SWAPENTS) + memcg:count_memcg_events",
         requires: FAULT_TPS,
+        progs: FAULT_PROGS,
         note: "entry joined from the swap-out of the same page",
     },
     // swap-read
@@ -164,17 +220,15 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::FentryAllowed,
             Req::Built(false),
         ],
+        progs: &[],
         note: "",
     },
     AttachPoint {
         metric: "swap-read",
         backend: Backend::Tracepoint,
         attach: "memcg:count_memcg_events(PSWPIN, SWPIN_ZERO, ZSWPIN) in the faulting task",
-        requires: &[
-            Req::Tracepoint("count_memcg_events", &["memcg", "item", "val"]),
-            Req::VmEvent("PSWPIN"),
-            Req::Built(true),
-        ],
+        requires: FAULT_TPS,
+        progs: FAULT_PROGS,
         note: "",
     },
     // ra-window
@@ -187,25 +241,49 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::FentryAllowed,
             Req::Built(false),
         ],
+        progs: &[],
         note: "",
     },
     AttachPoint {
         metric: "ra-window",
+        backend: Backend::Fentry,
+        attach: "fentry/fexit swap_cluster_readahead + last_readahead_pages",
+        requires: &[
+            Req::BtfFunc("swap_cluster_readahead"),
+            Req::DataSymbol("last_readahead_pages"),
+            Req::DataSymbol("swapin_readahead_hits"),
+            Req::FentryAllowed,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("ra_fentry", Fentry, "swap_cluster_readahead"),
+            p("ra_fexit", Fexit, "swap_cluster_readahead"),
+        ],
+        note: "swapin_nr_pages() is inlined: its result is read from its static",
+    },
+    AttachPoint {
+        metric: "ra-window",
         backend: Backend::Kprobe,
-        attach: "kretprobe swap_cluster_readahead + last_readahead_pages",
+        attach: "kprobe/kretprobe swap_cluster_readahead + last_readahead_pages",
         requires: &[
             Req::Kallsyms("swap_cluster_readahead"),
             Req::DataSymbol("last_readahead_pages"),
+            Req::DataSymbol("swapin_readahead_hits"),
             Req::KprobesBuilt,
-            Req::Built(false),
+            Req::Built(true),
         ],
-        note: "",
+        progs: &[
+            p("ra_kprobe", Kprobe, "swap_cluster_readahead"),
+            p("ra_kretprobe", Kretprobe, "swap_cluster_readahead"),
+        ],
+        note: "swapin_nr_pages() is inlined: its result is read from its static",
     },
     AttachPoint {
         metric: "ra-window",
         backend: Backend::Tracepoint,
         attach: "pages read per fault (PSWPIN in the faulting task)",
         requires: FAULT_TPS,
+        progs: FAULT_PROGS,
         note: "pages actually read: the window less pages already cached",
     },
     // swap-cache-hit
@@ -218,24 +296,48 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::FentryAllowed,
             Req::Built(false),
         ],
+        progs: &[],
         note: "",
     },
     AttachPoint {
         metric: "swap-cache-hit",
         backend: Backend::Fentry,
-        attach: "fexit swap_cache_get_folio (6.1-6.17)",
+        attach: "fentry/fexit swap_cache_get_folio (6.1-6.17)",
         requires: &[
-            Req::BtfFunc("swap_cache_get_folio"),
+            Req::FuncParams("swap_cache_get_folio", &["entry", "vma", "addr"]),
+            Req::DataSymbol("swapin_readahead_hits"),
             Req::FentryAllowed,
-            Req::Built(false),
+            Req::Built(true),
         ],
-        note: "",
+        progs: &[
+            p("cache_fentry", Fentry, "swap_cache_get_folio"),
+            p("cache_fexit", Fexit, "swap_cache_get_folio"),
+        ],
+        note: "readahead hit when swapin_readahead_hits grew",
+    },
+    AttachPoint {
+        metric: "swap-cache-hit",
+        backend: Backend::Kprobe,
+        attach: "kprobe/kretprobe swap_cache_get_folio (6.1-6.17)",
+        requires: &[
+            Req::Kallsyms("swap_cache_get_folio"),
+            Req::FuncParams("swap_cache_get_folio", &["entry", "vma", "addr"]),
+            Req::DataSymbol("swapin_readahead_hits"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("cache_kprobe", Kprobe, "swap_cache_get_folio"),
+            p("cache_kretprobe", Kretprobe, "swap_cache_get_folio"),
+        ],
+        note: "readahead hit when swapin_readahead_hits grew",
     },
     AttachPoint {
         metric: "swap-cache-hit",
         backend: Backend::Tracepoint,
         attach: "swap fault without PGMAJFAULT = swap-cache hit",
         requires: FAULT_TPS,
+        progs: FAULT_PROGS,
         note: "",
     },
     // free-latency
@@ -246,7 +348,26 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: &[
             Req::BtfFunc("swapcache_free_entries"),
             Req::FentryAllowed,
-            Req::Built(false),
+            Req::Built(true),
+        ],
+        progs: &[
+            p("free_fentry", Fentry, "swapcache_free_entries"),
+            p("free_fexit", Fexit, "swapcache_free_entries"),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "free-latency",
+        backend: Backend::Kprobe,
+        attach: "kprobe/kretprobe swapcache_free_entries (<= 6.14)",
+        requires: &[
+            Req::Kallsyms("swapcache_free_entries"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("free_kprobe", Kprobe, "swapcache_free_entries"),
+            p("free_kretprobe", Kretprobe, "swapcache_free_entries"),
         ],
         note: "",
     },
@@ -259,17 +380,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::FentryAllowed,
             Req::Built(false),
         ],
-        note: "",
-    },
-    AttachPoint {
-        metric: "free-latency",
-        backend: Backend::Kprobe,
-        attach: "kprobe/kretprobe swapcache_free_entries",
-        requires: &[
-            Req::Kallsyms("swapcache_free_entries"),
-            Req::KprobesBuilt,
-            Req::Built(false),
-        ],
+        progs: &[],
         note: "",
     },
     // zswap
@@ -279,8 +390,61 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         attach: "fexit zswap_store/zswap_load",
         requires: &[
             Req::BtfFunc("zswap_store"),
+            Req::BtfFunc("zswap_load"),
             Req::FentryAllowed,
-            Req::Built(false),
+            Req::Built(true),
+        ],
+        progs: &[
+            p("zswap_store_fexit", Fexit, "zswap_store"),
+            p("zswap_load_fexit", Fexit, "zswap_load"),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "zswap",
+        backend: Backend::Fentry,
+        attach: "fexit zswap_frontswap_store/load (<= 6.5)",
+        requires: &[
+            Req::BtfFunc("zswap_frontswap_store"),
+            Req::BtfFunc("zswap_frontswap_load"),
+            Req::FentryAllowed,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("zswap_store_fexit", Fexit, "zswap_frontswap_store"),
+            p("zswap_load_fexit", Fexit, "zswap_frontswap_load"),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "zswap",
+        backend: Backend::Kprobe,
+        attach: "kretprobe zswap_store/zswap_load",
+        requires: &[
+            Req::Kallsyms("zswap_store"),
+            Req::Kallsyms("zswap_load"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("zswap_store_kretprobe", Kretprobe, "zswap_store"),
+            p("zswap_load_kretprobe", Kretprobe, "zswap_load"),
+        ],
+        note: "",
+    },
+    AttachPoint {
+        metric: "zswap",
+        backend: Backend::Kprobe,
+        attach: "kretprobe zswap_frontswap_store/load (<= 6.5)",
+        requires: &[
+            Req::Kallsyms("zswap_frontswap_store"),
+            Req::Kallsyms("zswap_frontswap_load"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("zswap_store_kretprobe", Kretprobe, "zswap_frontswap_store"),
+            p("zswap_load_kretprobe", Kretprobe, "zswap_frontswap_load"),
         ],
         note: "",
     },
@@ -295,6 +459,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::VmEvent("ZSWPWB"),
             Req::Built(true),
         ],
+        progs: FAULT_PROGS,
         note: "stores that are rejected are not seen",
     },
     // khugepaged
@@ -309,6 +474,11 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             ),
             Req::Built(true),
         ],
+        progs: &[p(
+            "collapse_huge_page_swapin",
+            RawTracepoint,
+            "mm_collapse_huge_page_swapin",
+        )],
         note: "",
     },
     // reclaim
@@ -319,9 +489,29 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: &[
             Req::Tracepoint("mm_vmscan_direct_reclaim_begin", &["order", "gfp_flags"]),
             Req::Tracepoint("mm_vmscan_direct_reclaim_end", &["nr_reclaimed"]),
-            Req::Tracepoint("mm_vmscan_memcg_reclaim_begin", &["order", "gfp_flags"]),
-            Req::Tracepoint("mm_vmscan_memcg_reclaim_end", &["nr_reclaimed"]),
             Req::Built(true),
+        ],
+        progs: &[
+            p(
+                "direct_reclaim_begin",
+                RawTracepoint,
+                "mm_vmscan_direct_reclaim_begin",
+            ),
+            p(
+                "direct_reclaim_end",
+                RawTracepoint,
+                "mm_vmscan_direct_reclaim_end",
+            ),
+            p(
+                "memcg_reclaim_begin",
+                RawTracepoint,
+                "mm_vmscan_memcg_reclaim_begin",
+            ),
+            p(
+                "memcg_reclaim_end",
+                RawTracepoint,
+                "mm_vmscan_memcg_reclaim_end",
+            ),
         ],
         note: "",
     },
@@ -333,6 +523,19 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: &[
             Req::Tracepoint("sys_enter", &["regs", "id"]),
             Req::Built(true),
+        ],
+        progs: &[
+            p("sys_enter", RawTracepoint, "sys_enter"),
+            p(
+                "sys_exit_swapoff",
+                ProgKind::Tracepoint("syscalls"),
+                "sys_exit_swapoff",
+            ),
+            p(
+                "sys_exit_swapon",
+                ProgKind::Tracepoint("syscalls"),
+                "sys_exit_swapon",
+            ),
         ],
         note: "",
     },

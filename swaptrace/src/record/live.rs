@@ -7,7 +7,7 @@ use crate::probe::{self, KernelFacts, LiveError, Probe, ProbeConfig};
 use crate::trace::{Footer, Header, Readahead, Record, TraceError, TraceWriter, FORMAT_VERSION};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use swaptrace_common::{RawEvent, RAW_EVENT_SIZE};
+use swaptrace_common::{kind, FreeBatchEvent, RawEvent, FREE_BATCH_EVENT_SIZE, RAW_EVENT_SIZE};
 use tokio::io::unix::AsyncFd;
 
 #[derive(Debug, thiserror::Error)]
@@ -40,6 +40,8 @@ pub struct RecordOptions {
     pub spawn_cgroup: Option<PathBuf>,
     pub pid: Option<u32>,
     pub ring_bytes: Option<u32>,
+    /// Use kprobes where fentry would do.
+    pub no_fentry: bool,
     /// Show a progress line on a terminal.
     pub progress: bool,
 }
@@ -161,17 +163,20 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
 async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     lab::require_root()?;
     let mut facts = KernelFacts::gather();
-    let btf = facts.btf.as_ref().map_err(|e| {
-        LiveError::NothingAttached(format!("kernel BTF is needed for offsets: {e}"))
-    })?;
     let cfg = ProbeConfig {
         filter_pid: opts.pid,
         filter_cgroup: opts.cgroup.as_deref().map(cgroup_inode).transpose()?,
         ring_bytes: opts.ring_bytes,
+        no_fentry: opts.no_fentry,
     };
-    let mut probe = Probe::load(btf, &cfg)?;
-    facts.fentry = probe.trial_fentry();
-    probe.attach(&facts)?;
+    let mut probe = Probe::load(&facts, &cfg)?;
+    facts.fentry = if opts.no_fentry {
+        probe::Trial::Refused("disabled by --no-fentry".into())
+    } else {
+        probe.trial_fentry()
+    };
+    let mut plans = probe::plan(&facts);
+    probe.attach(&facts, &mut plans)?;
     let ring = probe.take_events()?;
     // SAFETY: the RingBuf owns its map fd for as long as the AsyncFd lives.
     let mut fd = unsafe { AsyncFd::register(ring) }.map_err(|e| RecordError::Io {
@@ -180,7 +185,6 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     })?;
     let mut sigint = signal(tokio::signal::unix::SignalKind::interrupt())?;
     let mut sigterm = signal(tokio::signal::unix::SignalKind::terminate())?;
-    let plans = probe::plan(&facts);
     let head = header(&facts, probe::sources(&plans), target_text(opts));
     let mut writer = TraceWriter::create(&opts.output, &head)?;
     let mut rec = Recorder::new(head.page_size);
@@ -342,6 +346,14 @@ fn drain(
         // SAFETY: RawEvent is repr(C) plain data of RAW_EVENT_SIZE bytes;
         // read_unaligned copies it out of the ring.
         let ev: RawEvent = unsafe { std::ptr::read_unaligned(item.as_ptr().cast()) };
+        if ev.kind == kind::FREE_BATCH {
+            if item.len() >= FREE_BATCH_EVENT_SIZE {
+                // SAFETY: as above, for the larger FreeBatchEvent.
+                let fb: FreeBatchEvent = unsafe { std::ptr::read_unaligned(item.as_ptr().cast()) };
+                rec.ingest_free(&fb, out);
+            }
+            continue;
+        }
         rec.ingest(&ev, out);
     }
 }

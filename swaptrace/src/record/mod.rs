@@ -12,10 +12,10 @@ pub use demo::{run_demo, workload_command, DemoOptions};
 #[cfg(feature = "live")]
 pub use live::{monotonic_ns, record, RecordError, RecordOptions, Recorded};
 
-use crate::trace::{OutKind, ReadKind, Record, SwapEntry, Syscall};
+use crate::trace::{OutKind, RaSource, ReadKind, Record, SwapEntry, Syscall};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use swaptrace_common::{flag, kind, read_kind, RawEvent};
+use swaptrace_common::{exact, flag, kind, read_kind, FreeBatchEvent, RawEvent};
 
 /// What a recording saw, per metric.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -43,6 +43,16 @@ pub struct Summary {
     pub reclaim_memcg: u64,
     pub khugepaged_swapins: u64,
     pub swapoff_calls: u64,
+    pub ra_windows: u64,
+    pub cache_lookups: u64,
+    pub cache_hits: u64,
+    pub cache_ra_hits: u64,
+    pub free_batches: u64,
+    pub freed_entries: u64,
+    pub zswap_stores: u64,
+    pub zswap_stores_rejected: u64,
+    pub zswap_loads: u64,
+    pub zswap_loads_missed: u64,
     pub lost: BTreeMap<String, u64>,
 }
 
@@ -111,6 +121,26 @@ impl Summary {
                 ret: None,
                 ..
             } => self.swapoff_calls += 1,
+            Record::RaWindow { .. } => self.ra_windows += 1,
+            Record::CacheLookup { hit, ra_hit, .. } => {
+                self.cache_lookups += 1;
+                self.cache_hits += *hit as u64;
+                self.cache_ra_hits += *ra_hit as u64;
+            }
+            Record::FreeBatch { entries, .. } => {
+                self.free_batches += 1;
+                self.freed_entries += entries.len() as u64;
+            }
+            Record::ZswapOp { load: true, ok, .. } => {
+                self.zswap_loads += 1;
+                self.zswap_loads_missed += !*ok as u64;
+            }
+            Record::ZswapOp {
+                load: false, ok, ..
+            } => {
+                self.zswap_stores += 1;
+                self.zswap_stores_rejected += !*ok as u64;
+            }
             Record::Lost { what, count, .. } => {
                 *self.lost.entry(what.clone()).or_default() += count
             }
@@ -134,6 +164,10 @@ pub fn kind_name(k: u8) -> &'static str {
             "syscall"
         }
         kind::ZSWAP_WRITEBACK => "zswap_writeback",
+        kind::RA_WINDOW => "ra_window",
+        kind::CACHE_LOOKUP => "cache_lookup",
+        kind::FREE_BATCH => "free_batch",
+        kind::ZSWAP_OP => "zswap_op",
         _ => "unknown",
     }
 }
@@ -221,7 +255,9 @@ impl Recorder {
             }
             kind::SWAP_FAULT => {
                 let mm = self.mm(ev.mm, ev.pid, out);
-                let entry = self.slots.remove(&(mm, ev.addr >> self.page_shift));
+                // The slot stays: after a read fault the page keeps its swap
+                // entry, and a later fault after a clean reclaim reads it again.
+                let entry = self.slots.get(&(mm, ev.addr >> self.page_shift)).copied();
                 Some(Record::SwapFault {
                     ts,
                     dur_ns: ev.aux,
@@ -246,6 +282,31 @@ impl Recorder {
                 nr: ev.nr,
             }),
             kind::ZSWAP_WRITEBACK => Some(Record::ZswapWriteback { ts, tid, nr: ev.nr }),
+            kind::RA_WINDOW => Some(Record::RaWindow {
+                ts,
+                tid,
+                entry: SwapEntry::from_val(ev.entry),
+                window: ev.nr,
+                hits: ev.aux,
+                source: if ev.flags & exact::FENTRY != 0 {
+                    RaSource::FexitLastReadaheadPages
+                } else {
+                    RaSource::KprobeLastReadaheadPages
+                },
+            }),
+            kind::CACHE_LOOKUP => Some(Record::CacheLookup {
+                ts,
+                tid,
+                entry: SwapEntry::from_val(ev.entry),
+                hit: ev.flags & exact::HIT != 0,
+                ra_hit: ev.flags & exact::RA_HIT != 0,
+            }),
+            kind::ZSWAP_OP => Some(Record::ZswapOp {
+                ts,
+                tid,
+                load: ev.flags & exact::LOAD != 0,
+                ok: ev.flags & exact::OK != 0,
+            }),
             kind::RECLAIM_BEGIN | kind::RECLAIM_END => Some(Record::Reclaim {
                 ts,
                 tid,
@@ -280,6 +341,32 @@ impl Recorder {
             _ => None,
         };
         out.extend(rec);
+        for r in &out[start..] {
+            self.summary.add(r);
+        }
+    }
+
+    /// A free batch: the head event plus its entries.
+    pub fn ingest_free(&mut self, ev: &FreeBatchEvent, out: &mut Vec<Record>) {
+        let start = out.len();
+        let h = &ev.head;
+        if self.tasks.insert(h.tid) {
+            out.push(Record::Task {
+                tid: h.tid,
+                pid: h.pid,
+                comm: comm(&h.comm),
+            });
+        }
+        let n = (h.nr as usize).min(ev.entries.len());
+        out.push(Record::FreeBatch {
+            ts: h.ts_ns,
+            tid: h.tid,
+            lat_ns: h.aux,
+            entries: ev.entries[..n]
+                .iter()
+                .map(|&v| SwapEntry::from_val(v))
+                .collect(),
+        });
         for r in &out[start..] {
             self.summary.add(r);
         }
@@ -336,7 +423,8 @@ mod tests {
         f.nr = 4;
         f.flags = flag::MAJOR;
         r.ingest(&f, &mut out);
-        // A second fault on the page without a new swap-out has no entry.
+        // A second fault on the page without a new swap-out (a clean page
+        // dropped and read again) has the same entry.
         r.ingest(&f, &mut out);
         let faults: Vec<_> = out
             .iter()
@@ -347,12 +435,15 @@ mod tests {
             .collect();
         assert_eq!(
             faults,
-            vec![(Some(SwapEntry { dev: 1, offset: 42 }), 1), (None, 1)]
+            vec![
+                (Some(SwapEntry { dev: 1, offset: 42 }), 1),
+                (Some(SwapEntry { dev: 1, offset: 42 }), 1)
+            ]
         );
         assert!(matches!(out[0], Record::Task { tid: 10, .. }));
         assert!(matches!(out[1], Record::AddressSpace { mm: 1, pid: 0 }));
         let s = &r.summary;
-        assert_eq!((s.faults, s.faults_major, s.faults_joined), (2, 2, 1));
+        assert_eq!((s.faults, s.faults_major, s.faults_joined), (2, 2, 2));
         assert_eq!((s.swap_outs, s.swap_out_io, s.fault_pages_read), (1, 1, 8));
     }
 

@@ -4,8 +4,10 @@ mod check;
 mod doctor;
 mod hist;
 mod info;
+mod metric_hist;
 
 pub use check::{check_text, vmstat_check, CheckRow};
 pub use doctor::{doctor_json, doctor_text};
 pub use hist::{CountTable, Log2Hist};
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};
+pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut};

@@ -3,7 +3,7 @@
 //! same chunk (times, pages, swap offsets), so every chunk decodes alone.
 //! Unknown kinds are skipped by their length.
 
-use super::{OutKind, ReadKind, Record, SwapEntry, Syscall};
+use super::{OutKind, RaSource, ReadKind, Record, SwapEntry, Syscall};
 
 const K_TASK: u8 = 1;
 const K_ADDRESS_SPACE: u8 = 2;
@@ -15,6 +15,10 @@ const K_KHUGEPAGED: u8 = 7;
 const K_SYSCALL: u8 = 8;
 const K_LOST: u8 = 9;
 const K_ZSWAP_WB: u8 = 10;
+const K_RA_WINDOW: u8 = 11;
+const K_CACHE_LOOKUP: u8 = 12;
+const K_FREE_BATCH: u8 = 13;
+const K_ZSWAP_OP: u8 = 14;
 
 const PAGE_SHIFT: u32 = 12;
 
@@ -189,6 +193,64 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             put(&mut b, *tid as u64);
             put(&mut b, *nr as u64);
             K_ZSWAP_WB
+        }
+        Record::RaWindow {
+            ts,
+            tid,
+            entry,
+            window,
+            hits,
+            source,
+        } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            put(&mut b, entry.dev as u64);
+            put_delta(&mut b, &mut st.fault_off, entry.offset);
+            let src = match source {
+                RaSource::KprobeLastReadaheadPages => 0,
+                RaSource::FexitLastReadaheadPages => 1,
+            };
+            put(&mut b, ((*window as u64) << 1) | src);
+            put(&mut b, *hits as u64);
+            K_RA_WINDOW
+        }
+        Record::CacheLookup {
+            ts,
+            tid,
+            entry,
+            hit,
+            ra_hit,
+        } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            put(
+                &mut b,
+                ((entry.dev as u64) << 2) | ((*ra_hit as u64) << 1) | *hit as u64,
+            );
+            put_delta(&mut b, &mut st.fault_off, entry.offset);
+            K_CACHE_LOOKUP
+        }
+        Record::FreeBatch {
+            ts,
+            tid,
+            lat_ns,
+            entries,
+        } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            put(&mut b, *lat_ns as u64);
+            put(&mut b, entries.len() as u64);
+            for e in entries {
+                put(&mut b, e.dev as u64);
+                put_delta(&mut b, &mut st.out_off, e.offset);
+            }
+            K_FREE_BATCH
+        }
+        Record::ZswapOp { ts, tid, load, ok } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            put(&mut b, ((*load as u64) << 1) | *ok as u64);
+            K_ZSWAP_OP
         }
         Record::Lost { ts, what, count } => {
             put_delta(&mut b, &mut st.ts, *ts);
@@ -413,6 +475,75 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
             tid: c.u32()?,
             nr: c.u32()?,
         },
+        K_RA_WINDOW => {
+            let ts = c.delta(&mut st.ts)?;
+            let tid = c.u32()?;
+            let dev = u8::try_from(c.var()?).map_err(|_| "bad swap type".to_string())?;
+            let offset = c.delta(&mut st.fault_off)?;
+            let ws = c.var()?;
+            Record::RaWindow {
+                ts,
+                tid,
+                entry: SwapEntry { dev, offset },
+                window: u32::try_from(ws >> 1).map_err(|_| "window too large".to_string())?,
+                hits: c.u32()?,
+                source: if ws & 1 == 0 {
+                    RaSource::KprobeLastReadaheadPages
+                } else {
+                    RaSource::FexitLastReadaheadPages
+                },
+            }
+        }
+        K_CACHE_LOOKUP => {
+            let ts = c.delta(&mut st.ts)?;
+            let tid = c.u32()?;
+            let bits = c.var()?;
+            let offset = c.delta(&mut st.fault_off)?;
+            Record::CacheLookup {
+                ts,
+                tid,
+                entry: SwapEntry {
+                    dev: u8::try_from(bits >> 2).map_err(|_| "bad swap type".to_string())?,
+                    offset,
+                },
+                hit: bits & 1 != 0,
+                ra_hit: bits & 2 != 0,
+            }
+        }
+        K_FREE_BATCH => {
+            let ts = c.delta(&mut st.ts)?;
+            let tid = c.u32()?;
+            let lat_ns = c.u32()?;
+            let n = c.var()?;
+            if n > 1 << 16 {
+                return Err(format!("free batch of {n} entries"));
+            }
+            let mut entries = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                let dev = u8::try_from(c.var()?).map_err(|_| "bad swap type".to_string())?;
+                entries.push(SwapEntry {
+                    dev,
+                    offset: c.delta(&mut st.out_off)?,
+                });
+            }
+            Record::FreeBatch {
+                ts,
+                tid,
+                lat_ns,
+                entries,
+            }
+        }
+        K_ZSWAP_OP => {
+            let ts = c.delta(&mut st.ts)?;
+            let tid = c.u32()?;
+            let bits = c.var()?;
+            Record::ZswapOp {
+                ts,
+                tid,
+                load: bits & 2 != 0,
+                ok: bits & 1 != 0,
+            }
+        }
         K_LOST => Record::Lost {
             ts: c.delta(&mut st.ts)?,
             what: c.str()?,
@@ -499,6 +630,40 @@ mod tests {
                 ts: 8,
                 tid: 3,
                 nr: 1,
+            },
+            Record::RaWindow {
+                ts: 9,
+                tid: 3,
+                entry: SwapEntry {
+                    dev: 0,
+                    offset: 100,
+                },
+                window: 8,
+                hits: 5,
+                source: RaSource::FexitLastReadaheadPages,
+            },
+            Record::CacheLookup {
+                ts: 10,
+                tid: 3,
+                entry: SwapEntry { dev: 2, offset: 99 },
+                hit: true,
+                ra_hit: true,
+            },
+            Record::FreeBatch {
+                ts: 11,
+                tid: 4,
+                lat_ns: 12_000,
+                entries: vec![
+                    SwapEntry { dev: 0, offset: 5 },
+                    SwapEntry { dev: 1, offset: 3 },
+                    SwapEntry { dev: 0, offset: 6 },
+                ],
+            },
+            Record::ZswapOp {
+                ts: 12,
+                tid: 4,
+                load: true,
+                ok: false,
             },
             Record::Lost {
                 ts: 8,

@@ -73,6 +73,16 @@ pub enum ReadKind {
     Zswap,
 }
 
+/// Where a readahead window was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RaSource {
+    /// `last_readahead_pages` at the kretprobe of `swap_cluster_readahead`.
+    KprobeLastReadaheadPages,
+    /// `last_readahead_pages` at the fexit of `swap_cluster_readahead`.
+    FexitLastReadaheadPages,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Syscall {
@@ -144,6 +154,38 @@ pub enum Record {
     },
     /// Pages written back from zswap to the swap device.
     ZswapWriteback { ts: u64, tid: u32, nr: u32 },
+    /// A readahead window chosen by `swapin_nr_pages()` for a fault on `entry`,
+    /// with the readahead hits it was computed from.
+    RaWindow {
+        ts: u64,
+        tid: u32,
+        entry: SwapEntry,
+        window: u32,
+        hits: u32,
+        source: RaSource,
+    },
+    /// A swap-cache lookup at swap-in: hit, and hit on a readahead page.
+    CacheLookup {
+        ts: u64,
+        tid: u32,
+        entry: SwapEntry,
+        hit: bool,
+        ra_hit: bool,
+    },
+    /// One `swapcache_free_entries()` batch: its latency and entries in order.
+    FreeBatch {
+        ts: u64,
+        tid: u32,
+        lat_ns: u32,
+        entries: Vec<SwapEntry>,
+    },
+    /// A zswap store (accepted or rejected) or load (found or not).
+    ZswapOp {
+        ts: u64,
+        tid: u32,
+        load: bool,
+        ok: bool,
+    },
     /// Events the probe could not deliver (ring buffer full), per record kind.
     Lost { ts: u64, what: String, count: u64 },
 }
@@ -160,6 +202,10 @@ impl Record {
             Record::KhugepagedSwapin { .. } => "khugepaged_swapin",
             Record::Syscall { .. } => "syscall",
             Record::ZswapWriteback { .. } => "zswap_writeback",
+            Record::RaWindow { .. } => "ra_window",
+            Record::CacheLookup { .. } => "cache_lookup",
+            Record::FreeBatch { .. } => "free_batch",
+            Record::ZswapOp { .. } => "zswap_op",
             Record::Lost { .. } => "lost",
         }
     }

@@ -1,0 +1,294 @@
+//! The seeds' own functions, by fentry/fexit or kprobe/kretprobe (userspace
+//! loads one pair per metric): readahead windows, swap-cache lookups, free
+//! batches, zswap stores and loads. Kernel addresses of data symbols come from
+//! kallsyms through the `K_*_ADDR` globals.
+
+use crate::swap::{
+    count_lost, emit, event, g, known, selected, tid, BPF_RB_AVAIL_DATA, BPF_RB_FORCE_WAKEUP,
+    BPF_RB_NO_WAKEUP, EVENTS, WAKEUP_BYTES,
+};
+use aya_ebpf::{
+    helpers::generated::bpf_probe_read_kernel as probe_read_raw,
+    helpers::{bpf_get_current_pid_tgid, bpf_ktime_get_ns, bpf_probe_read_kernel},
+    macros::{fentry, fexit, kprobe, kretprobe, map},
+    maps::LruHashMap,
+    programs::{FEntryContext, FExitContext, ProbeContext, RetProbeContext},
+};
+use swaptrace_common::{exact, kind, FreeBatchEvent, FREE_BATCH_MAX};
+
+/// `last_readahead_pages.N`, the static where `swapin_nr_pages()` leaves its result.
+#[unsafe(no_mangle)]
+static K_LAST_RA_ADDR: u64 = u64::MAX;
+/// `swapin_readahead_hits`.
+#[unsafe(no_mangle)]
+static K_RA_HITS_ADDR: u64 = u64::MAX;
+/// 1 when the zswap functions return int 0 on success (frontswap, <= 6.5).
+#[unsafe(no_mangle)]
+static K_ZSWAP_RET_INT: u64 = 0;
+
+const RA: u64 = 1;
+const CACHE: u64 = 2;
+const FREE: u64 = 3;
+
+/// State kept from a function's entry to its return, per task and function.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Stash {
+    ts: u64,
+    a: u64,
+    b: u64,
+}
+
+#[map]
+static STASH: LruHashMap<u64, Stash> = LruHashMap::with_max_entries(16384, 0);
+
+#[inline(always)]
+fn key(which: u64) -> u64 {
+    ((tid() as u64) << 8) | which
+}
+
+#[inline(always)]
+fn read_int(addr: u64) -> u64 {
+    if !known(addr) {
+        return 0;
+    }
+    // SAFETY: bpf_probe_read_kernel checks the address.
+    unsafe { bpf_probe_read_kernel(addr as *const u32) }.unwrap_or(0) as u64
+}
+
+#[inline(always)]
+fn stash(which: u64, a: u64, b: u64) {
+    let s = Stash {
+        ts: unsafe { bpf_ktime_get_ns() },
+        a,
+        b,
+    };
+    let _ = STASH.insert(key(which), s, 0);
+}
+
+#[inline(always)]
+fn unstash(which: u64) -> Option<Stash> {
+    let k = key(which);
+    // SAFETY: a copy out of this task's slot.
+    let s = unsafe { STASH.get(k) }.copied();
+    let _ = STASH.remove(k);
+    s
+}
+
+// ---- readahead window: swap_cluster_readahead(entry, ...) ----
+
+#[inline(always)]
+fn ra_enter(entry: u64) {
+    if selected() {
+        stash(RA, entry, read_int(g(&K_RA_HITS_ADDR)));
+    }
+}
+
+#[inline(always)]
+fn ra_exit(flags: u8) {
+    let Some(s) = unstash(RA) else {
+        return;
+    };
+    let mut ev = event(kind::RA_WINDOW, s.ts);
+    ev.entry = s.a;
+    ev.aux = s.b as u32;
+    ev.nr = read_int(g(&K_LAST_RA_ADDR)) as u32;
+    ev.flags = flags | exact::RA_LAST_READAHEAD_PAGES;
+    emit(ev);
+}
+
+#[kprobe]
+pub fn ra_kprobe(ctx: ProbeContext) -> u32 {
+    ra_enter(ctx.arg::<u64>(0).unwrap_or(0));
+    0
+}
+
+#[kretprobe]
+pub fn ra_kretprobe(_ctx: RetProbeContext) -> u32 {
+    ra_exit(0);
+    0
+}
+
+#[fentry(function = "swap_cluster_readahead")]
+pub fn ra_fentry(ctx: FEntryContext) -> u32 {
+    ra_enter(ctx.arg::<u64>(0));
+    0
+}
+
+#[fexit(function = "swap_cluster_readahead")]
+pub fn ra_fexit(_ctx: FExitContext) -> u32 {
+    ra_exit(exact::FENTRY);
+    0
+}
+
+// ---- swap-cache lookup: swap_cache_get_folio(entry, vma, addr) ----
+
+#[inline(always)]
+fn cache_enter(entry: u64) {
+    if selected() {
+        stash(CACHE, entry, read_int(g(&K_RA_HITS_ADDR)));
+    }
+}
+
+#[inline(always)]
+fn cache_exit(ret: u64, flags: u8) {
+    let Some(s) = unstash(CACHE) else {
+        return;
+    };
+    let mut ev = event(kind::CACHE_LOOKUP, s.ts);
+    ev.entry = s.a;
+    ev.flags = flags;
+    if ret != 0 {
+        ev.flags |= exact::HIT;
+        if read_int(g(&K_RA_HITS_ADDR)) != s.b {
+            ev.flags |= exact::RA_HIT;
+        }
+    }
+    emit(ev);
+}
+
+#[kprobe]
+pub fn cache_kprobe(ctx: ProbeContext) -> u32 {
+    cache_enter(ctx.arg::<u64>(0).unwrap_or(0));
+    0
+}
+
+#[kretprobe]
+pub fn cache_kretprobe(ctx: RetProbeContext) -> u32 {
+    cache_exit(ctx.ret::<u64>(), 0);
+    0
+}
+
+#[fentry(function = "swap_cache_get_folio")]
+pub fn cache_fentry(ctx: FEntryContext) -> u32 {
+    cache_enter(ctx.arg::<u64>(0));
+    0
+}
+
+#[fexit(function = "swap_cache_get_folio")]
+pub fn cache_fexit(ctx: FExitContext) -> u32 {
+    cache_exit(ctx.ret::<u64>().unwrap_or(0), exact::FENTRY);
+    0
+}
+
+// ---- free batches: swapcache_free_entries(entries, n) ----
+
+#[inline(always)]
+fn free_exit(s: Stash, flags: u8) {
+    let Some(mut slot) = EVENTS.reserve::<FreeBatchEvent>(0) else {
+        count_lost(kind::FREE_BATCH);
+        return;
+    };
+    let now = unsafe { bpf_ktime_get_ns() };
+    let n = (s.b as usize).min(FREE_BATCH_MAX);
+    let pid_tgid = bpf_get_current_pid_tgid();
+    let p = slot.as_mut_ptr();
+    // SAFETY: `p` is the reserved slot; the entries are read by the helper,
+    // which checks the source address.
+    unsafe {
+        let mut head = event(kind::FREE_BATCH, s.ts);
+        head.nr = n as u32;
+        head.aux = now.saturating_sub(s.ts).min(u32::MAX as u64) as u32;
+        head.flags = flags;
+        (*p).head.ts_ns = head.ts_ns;
+        (*p).head.mm = 0;
+        (*p).head.addr = 0;
+        (*p).head.entry = 0;
+        (*p).head.tid = pid_tgid as u32;
+        (*p).head.pid = (pid_tgid >> 32) as u32;
+        (*p).head.nr = head.nr;
+        (*p).head.aux = head.aux;
+        (*p).head.kind = head.kind;
+        (*p).head.flags = head.flags;
+        (*p).head._pad = [0; 6];
+        (*p).head.comm = aya_ebpf::helpers::bpf_get_current_comm().unwrap_or([0; 16]);
+        let dst = core::ptr::addr_of_mut!((*p).entries).cast::<core::ffi::c_void>();
+        let size = (n * 8) as u32;
+        if size == 0 || probe_read_raw(dst, size & 0x3ff, s.a as *const core::ffi::c_void) != 0 {
+            (*p).head.nr = 0;
+        }
+    }
+    let wake = if EVENTS.query(BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES {
+        BPF_RB_FORCE_WAKEUP
+    } else {
+        BPF_RB_NO_WAKEUP
+    };
+    slot.submit(wake);
+}
+
+#[kprobe]
+pub fn free_kprobe(ctx: ProbeContext) -> u32 {
+    if selected() {
+        let entries = ctx.arg::<u64>(0).unwrap_or(0);
+        let n = ctx.arg::<u64>(1).unwrap_or(0) & 0xffff_ffff;
+        stash(FREE, entries, n);
+    }
+    0
+}
+
+#[kretprobe]
+pub fn free_kretprobe(_ctx: RetProbeContext) -> u32 {
+    if let Some(s) = unstash(FREE) {
+        free_exit(s, 0);
+    }
+    0
+}
+
+#[fentry(function = "swapcache_free_entries")]
+pub fn free_fentry(ctx: FEntryContext) -> u32 {
+    if selected() {
+        let entries = ctx.arg::<u64>(0);
+        let n = ctx.arg::<u64>(1) & 0xffff_ffff;
+        stash(FREE, entries, n);
+    }
+    0
+}
+
+#[fexit(function = "swapcache_free_entries")]
+pub fn free_fexit(_ctx: FExitContext) -> u32 {
+    if let Some(s) = unstash(FREE) {
+        free_exit(s, exact::FENTRY);
+    }
+    0
+}
+
+// ---- zswap: zswap_store/zswap_load (bool), zswap_frontswap_* (int) ----
+
+#[inline(always)]
+fn zswap(ret: u64, load: bool, flags: u8) {
+    if !selected() {
+        return;
+    }
+    let ok = if g(&K_ZSWAP_RET_INT) == 1 {
+        ret & 0xffff_ffff == 0
+    } else {
+        ret & 0xff != 0
+    };
+    let mut ev = event(kind::ZSWAP_OP, unsafe { bpf_ktime_get_ns() });
+    ev.flags = flags | if load { exact::LOAD } else { 0 } | if ok { exact::OK } else { 0 };
+    emit(ev);
+}
+
+#[kretprobe]
+pub fn zswap_store_kretprobe(ctx: RetProbeContext) -> u32 {
+    zswap(ctx.ret::<u64>(), false, 0);
+    0
+}
+
+#[kretprobe]
+pub fn zswap_load_kretprobe(ctx: RetProbeContext) -> u32 {
+    zswap(ctx.ret::<u64>(), true, 0);
+    0
+}
+
+#[fexit(function = "zswap_store")]
+pub fn zswap_store_fexit(ctx: FExitContext) -> u32 {
+    zswap(ctx.ret::<u64>().unwrap_or(0), false, exact::FENTRY);
+    0
+}
+
+#[fexit(function = "zswap_load")]
+pub fn zswap_load_fexit(ctx: FExitContext) -> u32 {
+    zswap(ctx.ret::<u64>().unwrap_or(0), true, exact::FENTRY);
+    0
+}

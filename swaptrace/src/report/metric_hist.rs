@@ -1,0 +1,263 @@
+//! `swaptrace hist`: one metric of a trace as an argdist count table or a
+//! funclatency log2 histogram with percentiles, human and JSON.
+
+use super::hist::{CountTable, Log2Hist};
+use crate::trace::{Loaded, Record, Syscall};
+use serde_json::json;
+use std::collections::HashMap;
+use std::fmt::Write;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum HistMetric {
+    /// Readahead window per swap-in readahead (`swapin_nr_pages()` return).
+    RaWindow,
+    /// Pages read by I/O per major swap fault.
+    PagesRead,
+    /// Swap-in fault latency, µs.
+    FaultLatency,
+    /// `swapcache_free_entries()` batch latency, µs.
+    FreeLatency,
+}
+
+/// Which events count, relative to swapoff runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum During {
+    All,
+    Swapoff,
+    NotSwapoff,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HistError {
+    #[error("the trace has no {0} events (see `swaptrace info` for its metrics)")]
+    Empty(&'static str),
+}
+
+pub struct HistOut {
+    pub title: String,
+    pub source: &'static str,
+    pub count: Option<CountTable>,
+    pub log2: Option<Log2Hist>,
+    /// (percentile, value) pairs in the histogram's unit.
+    pub percentiles: Vec<(f64, u64)>,
+    pub max: u64,
+}
+
+/// Tids inside a swapoff call, as (tid, from, to) intervals.
+fn swapoff_spans(t: &Loaded) -> Vec<(u32, u64, u64)> {
+    let mut open: HashMap<u32, u64> = HashMap::new();
+    let mut spans = Vec::new();
+    for r in &t.records {
+        if let Record::Syscall {
+            ts,
+            tid,
+            call: Syscall::Swapoff,
+            ret,
+        } = r
+        {
+            match ret {
+                None => {
+                    open.insert(*tid, *ts);
+                }
+                Some(_) => {
+                    if let Some(from) = open.remove(tid) {
+                        spans.push((*tid, from, *ts));
+                    }
+                }
+            }
+        }
+    }
+    // A swapoff still running when recording stopped.
+    spans.extend(open.into_iter().map(|(tid, from)| (tid, from, u64::MAX)));
+    spans
+}
+
+const PCTS: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 100.0];
+
+fn percentiles(values: &[u64]) -> (Vec<(f64, u64)>, u64) {
+    let mut h = match hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1 << 40, 3) {
+        Ok(h) => h,
+        Err(_) => return (Vec::new(), 0),
+    };
+    for &v in values {
+        h.saturating_record(v);
+    }
+    let p = PCTS
+        .iter()
+        .map(|&q| (q, h.value_at_percentile(q)))
+        .collect();
+    (p, h.max())
+}
+
+pub fn histogram(t: &Loaded, metric: HistMetric, during: During) -> Result<HistOut, HistError> {
+    let spans = swapoff_spans(t);
+    let keep = |tid: u32, ts: u64| {
+        let inside = spans
+            .iter()
+            .any(|&(s, a, b)| s == tid && ts >= a && ts <= b);
+        match during {
+            During::All => true,
+            During::Swapoff => inside,
+            During::NotSwapoff => !inside,
+        }
+    };
+    match metric {
+        HistMetric::RaWindow => {
+            let mut c = CountTable::new("$retval");
+            for r in &t.records {
+                if let Record::RaWindow {
+                    ts, tid, window, ..
+                } = r
+                {
+                    if keep(*tid, *ts) {
+                        c.add(*window as u64, 1);
+                    }
+                }
+            }
+            if c.total() == 0 {
+                return Err(HistError::Empty("ra_window"));
+            }
+            Ok(HistOut {
+                title: "r::swapin_nr_pages(unsigned long offset):unsigned long:$retval".into(),
+                source: "ra_window records (swapin_nr_pages result)",
+                count: Some(c),
+                log2: None,
+                percentiles: Vec::new(),
+                max: 0,
+            })
+        }
+        HistMetric::PagesRead => {
+            let mut c = CountTable::new("pages_read");
+            for r in &t.records {
+                if let Record::SwapFault {
+                    ts,
+                    tid,
+                    major: true,
+                    pages_read,
+                    ..
+                } = r
+                {
+                    if keep(*tid, *ts) {
+                        c.add(*pages_read as u64, 1);
+                    }
+                }
+            }
+            if c.total() == 0 {
+                return Err(HistError::Empty("major swap_fault"));
+            }
+            Ok(HistOut {
+                title: "pages read by I/O per major swap fault".into(),
+                source: "swap_fault records (PSWPIN in the faulting task)",
+                count: Some(c),
+                log2: None,
+                percentiles: Vec::new(),
+                max: 0,
+            })
+        }
+        HistMetric::FaultLatency | HistMetric::FreeLatency => {
+            let (what, title, source) = if metric == HistMetric::FaultLatency {
+                ("swap_fault", "swap-in fault latency", "swap_fault records")
+            } else {
+                (
+                    "free_batch",
+                    "swapcache_free_entries() latency",
+                    "free_batch records",
+                )
+            };
+            let mut vals = Vec::new();
+            for r in &t.records {
+                match (metric, r) {
+                    (
+                        HistMetric::FaultLatency,
+                        Record::SwapFault {
+                            ts, tid, dur_ns, ..
+                        },
+                    )
+                    | (
+                        HistMetric::FreeLatency,
+                        Record::FreeBatch {
+                            ts,
+                            tid,
+                            lat_ns: dur_ns,
+                            ..
+                        },
+                    ) if keep(*tid, *ts) => vals.push(*dur_ns as u64 / 1000),
+                    _ => {}
+                }
+            }
+            if vals.is_empty() {
+                return Err(HistError::Empty(what));
+            }
+            let mut h = Log2Hist::new("usecs");
+            for &v in &vals {
+                h.add(v);
+            }
+            let (percentiles, max) = percentiles(&vals);
+            Ok(HistOut {
+                title: title.into(),
+                source,
+                count: None,
+                log2: Some(h),
+                percentiles,
+                max,
+            })
+        }
+    }
+}
+
+impl HistOut {
+    pub fn text(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(o, "{}", self.title);
+        if let Some(c) = &self.count {
+            let _ = write!(o, "{c}");
+            let _ = writeln!(o, "\ttotal {}", c.total());
+        }
+        if let Some(h) = &self.log2 {
+            let _ = write!(o, "{h}");
+            let p: Vec<String> = self
+                .percentiles
+                .iter()
+                .map(|(q, v)| {
+                    if *q >= 100.0 {
+                        format!("max {v}")
+                    } else {
+                        format!("p{q} {v}")
+                    }
+                })
+                .collect();
+            let _ = writeln!(o, "usecs: {} (n = {})", p.join(", "), h.total());
+        }
+        o
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        json!({
+            "title": self.title,
+            "source": self.source,
+            "counts": self.count.as_ref().map(|c| c.counts.iter()
+                .map(|(v, n)| json!({"value": v, "count": n})).collect::<Vec<_>>()),
+            "log2": self.log2.as_ref().map(|h| h.to_json()),
+            "percentiles": self.percentiles.iter()
+                .map(|(q, v)| json!({"percentile": q, "value": v})).collect::<Vec<_>>(),
+            "max": self.max,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_cover_the_largest_values() {
+        let mut v: Vec<u64> = (0..1000).collect();
+        v.push(20_000);
+        v.push(30_000);
+        let (p, max) = percentiles(&v);
+        assert_eq!(p[0].0, 50.0);
+        assert!((495..=505).contains(&p[0].1), "{p:?}");
+        assert!(max >= 29_990, "{max}");
+        assert_eq!(p[4].1, max);
+    }
+}
