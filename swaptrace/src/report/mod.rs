@@ -2,11 +2,13 @@
 
 mod check;
 mod doctor;
+mod guest;
 mod hist;
 mod info;
 mod metric_hist;
 
 pub use check::{check_text, vmstat_check, CheckRow};
+pub use guest::{verify_guest_out, GuestVerdict};
 pub use doctor::{doctor_json, doctor_text};
 pub use hist::{CountTable, Log2Hist};
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};

@@ -1,0 +1,284 @@
+//! Checks of the traces a guest kernel run produced (`cargo xtask guest-test`):
+//! every claim of the exact-probe backends against the guest's own counters.
+
+use super::hist::CountTable;
+use super::metric_hist::{histogram, During, HistMetric};
+use crate::trace::{read_trace, Loaded, Record};
+use std::collections::BTreeSet;
+use std::fmt::Write;
+use std::path::Path;
+
+/// The outcome: a human report, and the failed checks (empty when all hold).
+#[derive(Default)]
+pub struct GuestVerdict {
+    pub report: String,
+    pub failures: Vec<String>,
+}
+
+impl GuestVerdict {
+    fn check(&mut self, ok: bool, what: String) {
+        let _ = writeln!(self.report, "  [{}] {what}", if ok { "ok" } else { "FAIL" });
+        if !ok {
+            self.failures.push(what);
+        }
+    }
+}
+
+fn delta(t: &Loaded, counter: &str) -> i64 {
+    let a = t.header.vmstat_start.get(counter).copied().unwrap_or(0) as i64;
+    let b = t
+        .footer
+        .as_ref()
+        .and_then(|f| f.vmstat_end.get(counter).copied())
+        .unwrap_or(0) as i64;
+    b - a
+}
+
+fn within(a: f64, b: f64, pct: f64) -> bool {
+    if b == 0.0 {
+        return a == 0.0;
+    }
+    ((a - b).abs() / b.abs()) * 100.0 <= pct
+}
+
+fn pct_err(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        0.0
+    } else {
+        (a - b).abs() * 100.0 / b.abs()
+    }
+}
+
+fn load(v: &mut GuestVerdict, path: &Path) -> Option<Loaded> {
+    match read_trace(path) {
+        Ok(t) => {
+            v.check(
+                t.footer.is_some() && t.problems.is_empty(),
+                format!("{} is complete and finalized", path.display()),
+            );
+            Some(t)
+        }
+        Err(e) => {
+            v.check(false, format!("{}: {e}", path.display()));
+            None
+        }
+    }
+}
+
+/// Backend that the trace header says filled `metric`.
+fn backend<'a>(t: &'a Loaded, metric: &str) -> Option<&'a str> {
+    t.header
+        .metrics
+        .iter()
+        .find(|m| m.metric == metric)
+        .and_then(|m| m.backend.as_deref())
+}
+
+/// Readahead calls and cache lookups of a trace, against its vmstat deltas.
+struct RaFigures {
+    windows: u64,
+    expected_windows: i64,
+    lookups: u64,
+    ra_hits: u64,
+    swap_ra_hit: i64,
+}
+
+fn ra_figures(t: &Loaded, during: During) -> RaFigures {
+    let windows = histogram(t, HistMetric::RaWindow, during)
+        .ok()
+        .and_then(|h| h.count.map(|c| c.total()))
+        .unwrap_or(0);
+    let (mut lookups, mut ra_hits) = (0, 0);
+    for r in &t.records {
+        if let Record::CacheLookup { ra_hit, .. } = r {
+            lookups += 1;
+            ra_hits += *ra_hit as u64;
+        }
+    }
+    RaFigures {
+        windows,
+        // Each readahead reads its target plus swap_ra pages: calls = pswpin - swap_ra.
+        expected_windows: delta(t, "pswpin") + delta(t, "swpin_zero") - delta(t, "swap_ra"),
+        lookups,
+        ra_hits,
+        swap_ra_hit: delta(t, "swap_ra_hit"),
+    }
+}
+
+/// Verifies one kernel's `out/` directory.
+pub fn verify_guest_out(out: &Path) -> GuestVerdict {
+    let mut v = GuestVerdict::default();
+
+    // doctor: the exact probes are chosen where the kernel has their functions.
+    let _ = writeln!(v.report, "doctor:");
+    match std::fs::read_to_string(out.join("doctor/doctor.json"))
+        .map_err(|e| e.to_string())
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).map_err(|e| e.to_string()))
+    {
+        Ok(d) => {
+            let metrics = d["metrics"].as_array().cloned().unwrap_or_default();
+            for m in &metrics {
+                let name = m["metric"].as_str().unwrap_or("?");
+                let chosen = m["chosen"]["backend"].as_str().unwrap_or("-");
+                let attach = m["chosen"]["attach"].as_str().unwrap_or("NOT AVAILABLE");
+                let _ = writeln!(v.report, "    {name:<18} {chosen:<11} {attach}");
+                // A row rejected only because this build lacks it means the
+                // kernel has something we do not attach.
+                for r in m["rejected"].as_array().into_iter().flatten() {
+                    let why: Vec<&str> = r["why_not"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|w| w.as_str())
+                        .collect();
+                    if why == ["not in this build yet"] {
+                        let _ = writeln!(
+                            v.report,
+                            "    {:<18} (kernel has {}, not in this build)",
+                            "",
+                            r["attach"].as_str().unwrap_or("?")
+                        );
+                    }
+                }
+            }
+            for want in ["ra-window", "swap-cache-hit", "free-latency"] {
+                let b = metrics
+                    .iter()
+                    .find(|m| m["metric"] == want)
+                    .and_then(|m| m["chosen"]["backend"].as_str())
+                    .unwrap_or("-")
+                    .to_string();
+                v.check(
+                    b == "fentry" || b == "kprobe",
+                    format!("doctor: {want} by an exact probe (got {b})"),
+                );
+            }
+        }
+        Err(e) => v.check(false, format!("doctor/doctor.json: {e}")),
+    }
+
+    // Seed 000: the readahead window histogram during swapoff.
+    let _ = writeln!(v.report, "swapoff (seed 000):");
+    if let Some(t) = load(&mut v, &out.join("swapoff/swapoff.swt")) {
+        match histogram(&t, HistMetric::RaWindow, During::Swapoff) {
+            Ok(h) => {
+                for line in h.text().lines() {
+                    let _ = writeln!(v.report, "    {line}");
+                }
+            }
+            Err(e) => v.check(false, format!("swapoff: {e}")),
+        }
+        let f = ra_figures(&t, During::All);
+        v.check(
+            within(f.windows as f64, f.expected_windows as f64, 2.0),
+            format!(
+                "swapoff: {} readahead windows vs pswpin+swpin_zero-swap_ra = {} ({:.2}% off)",
+                f.windows,
+                f.expected_windows,
+                pct_err(f.windows as f64, f.expected_windows as f64)
+            ),
+        );
+        v.check(
+            within(f.ra_hits as f64, f.swap_ra_hit as f64, 2.0),
+            format!(
+                "swapoff: {} readahead hits in {} swap-cache lookups vs swap_ra_hit {} ({:.2}% off)",
+                f.ra_hits,
+                f.lookups,
+                f.swap_ra_hit,
+                pct_err(f.ra_hits as f64, f.swap_ra_hit as f64)
+            ),
+        );
+        if let Ok(s) = std::fs::read_to_string(out.join("swapoff/swapoff.time")) {
+            let _ = writeln!(v.report, "    swapoff took {} s", s.trim());
+        }
+    }
+
+    // Seed 001: free batches with their latency and devices.
+    let _ = writeln!(v.report, "free (seed 001):");
+    if let Some(t) = load(&mut v, &out.join("free/free.swt")) {
+        let mut runs = CountTable::new("device runs per batch");
+        let (mut batches, mut mixed) = (0u64, 0u64);
+        for r in &t.records {
+            if let Record::FreeBatch { entries, .. } = r {
+                batches += 1;
+                let devs: BTreeSet<u8> = entries.iter().map(|e| e.dev).collect();
+                mixed += (devs.len() > 1) as u64;
+                let changes = entries.windows(2).filter(|w| w[0].dev != w[1].dev).count();
+                runs.add(changes as u64 + 1, 1);
+            }
+        }
+        if let Ok(hist) = histogram(&t, HistMetric::FreeLatency, During::All) {
+            for line in hist.text().lines() {
+                let _ = writeln!(v.report, "    {line}");
+            }
+        }
+        for line in runs.to_string().lines() {
+            let _ = writeln!(v.report, "    {line}");
+        }
+        v.check(
+            batches > 0,
+            format!("free: {batches} swapcache_free_entries batches with latencies"),
+        );
+        v.check(
+            mixed > 0,
+            format!("free: {mixed} batches name entries of both swap devices"),
+        );
+        if let Ok(s) = std::fs::read_to_string(out.join("free/free.time")) {
+            let _ = writeln!(v.report, "    exit (memory freeing) took {} s", s.trim());
+        }
+    }
+
+    // fentry vs kprobe: each captures the kernel's own counts, and both agree.
+    let _ = writeln!(v.report, "fentry vs kprobe:");
+    let fe = load(&mut v, &out.join("fentry/fentry.swt"));
+    let kp = load(&mut v, &out.join("kprobe/kprobe.swt"));
+    if let (Some(fe), Some(kp)) = (fe, kp) {
+        let (a, b) = (ra_figures(&fe, During::All), ra_figures(&kp, During::All));
+        for (name, t, f) in [("fentry", &fe, &a), ("kprobe", &kp, &b)] {
+            let _ = writeln!(
+                v.report,
+                "    {name}: ra-window by {}, {} windows (expected {}), {} lookups, {} ra hits (swap_ra_hit {})",
+                backend(t, "ra-window").unwrap_or("-"),
+                f.windows,
+                f.expected_windows,
+                f.lookups,
+                f.ra_hits,
+                f.swap_ra_hit
+            );
+        }
+        v.check(
+            backend(&fe, "ra-window") == Some("fentry") && backend(&kp, "ra-window") == Some("kprobe"),
+            "fentry run used fentry, kprobe run used kprobes".into(),
+        );
+        // The runs differ (timing), so each is held to its own kernel counters,
+        // and the two capture ratios must agree within 2%.
+        let ra = |f: &RaFigures| f.windows as f64 / f.expected_windows.max(1) as f64;
+        let hit = |f: &RaFigures| f.ra_hits as f64 / f.swap_ra_hit.max(1) as f64;
+        v.check(
+            within(ra(&b), ra(&a), 2.0) && within(ra(&a), 1.0, 2.0),
+            format!(
+                "windows captured: fentry {:.4}, kprobe {:.4} of the kernel's",
+                ra(&a),
+                ra(&b)
+            ),
+        );
+        v.check(
+            within(hit(&b), hit(&a), 2.0) && within(hit(&a), 1.0, 2.0),
+            format!(
+                "readahead hits captured: fentry {:.4}, kprobe {:.4} of swap_ra_hit",
+                hit(&a),
+                hit(&b)
+            ),
+        );
+        v.check(
+            within(b.lookups as f64, a.lookups as f64, 2.0),
+            format!(
+                "swap-cache lookups: fentry {}, kprobe {} ({:.2}% apart)",
+                a.lookups,
+                b.lookups,
+                pct_err(b.lookups as f64, a.lookups as f64)
+            ),
+        );
+    }
+    v
+}
