@@ -61,6 +61,9 @@ pub mod exact {
     pub const LOAD: u8 = 1 << 4;
     /// ZSWAP_OP: it succeeded (stored, or found in zswap).
     pub const OK: u8 = 1 << 5;
+    /// SWAP_FAULT from `do_swap_page`: `entry` is the swap entry of the PTE,
+    /// `nr` the swap reads made inside it.
+    pub const ENTRY: u8 = 1 << 6;
 }
 
 /// Largest batch of `swapcache_free_entries` (SWAP_BATCH).

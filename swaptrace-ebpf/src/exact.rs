@@ -37,6 +37,8 @@ struct Stash {
     ts: u64,
     a: u64,
     b: u64,
+    c: u64,
+    d: u64,
 }
 
 #[map]
@@ -62,6 +64,8 @@ fn stash(which: u64, a: u64, b: u64) {
         ts: unsafe { bpf_ktime_get_ns() },
         a,
         b,
+        c: 0,
+        d: 0,
     };
     let _ = STASH.insert(key(which), s, 0);
 }
@@ -290,5 +294,148 @@ pub fn zswap_store_fexit(ctx: FExitContext) -> u32 {
 #[fexit(function = "zswap_load")]
 pub fn zswap_load_fexit(ctx: FExitContext) -> u32 {
     zswap(ctx.ret::<u64>().unwrap_or(0), true, exact::FENTRY);
+    0
+}
+
+// ---- swap-in faults: do_swap_page(vmf), with the reads made inside it ----
+
+/// `vm_fault` member offsets, from BTF.
+#[unsafe(no_mangle)]
+static K_VMF_ADDRESS: u64 = u64::MAX;
+#[unsafe(no_mangle)]
+static K_VMF_ORIG_PTE: u64 = u64::MAX;
+#[unsafe(no_mangle)]
+static K_VMF_VMA: u64 = u64::MAX;
+#[unsafe(no_mangle)]
+static K_VMA_MM_OFF: u64 = u64::MAX;
+
+const FAULT: u64 = 4;
+const VM_FAULT_MAJOR: u64 = 0x4;
+/// Swap types from here up are migration, device, hwpoison and marker
+/// entries (MAX_SWAPFILES is 32 less those, at least 24 on x86_64).
+const MAX_SWAPFILES: u64 = 24;
+
+#[inline(always)]
+fn kread(base: u64, off: u64) -> Option<u64> {
+    if base == 0 || !known(off) {
+        return None;
+    }
+    // SAFETY: bpf_probe_read_kernel checks the address.
+    unsafe { bpf_probe_read_kernel((base + off) as *const u64).ok() }
+}
+
+const VM_FAULT_RETRY: u64 = 0x400;
+/// Stash.d bit: an earlier attempt of this fault was major.
+const WAS_MAJOR: u64 = 1;
+
+/// do_swap_page() entry: a = vmf, b = reads, c = the swap PTE (read now:
+/// the kernel overwrites vmf->orig_pte with the new PTE once mapped), d = flags.
+#[inline(always)]
+fn fault_enter(vmf: u64) {
+    if !selected() {
+        return;
+    }
+    let pte = kread(vmf, g(&K_VMF_ORIG_PTE)).unwrap_or(0);
+    // A retried attempt (VM_FAULT_RETRY) continues the same fault.
+    if let Some(s) = STASH.get_ptr_mut(key(FAULT)) {
+        // SAFETY: this task's slot.
+        let s = unsafe { &mut *s };
+        if s.c == pte && s.d & WAS_MAJOR != 0 {
+            s.a = vmf;
+            return;
+        }
+    }
+    let s = Stash {
+        ts: unsafe { bpf_ktime_get_ns() },
+        a: vmf,
+        b: 0,
+        c: pte,
+        d: 0,
+    };
+    let _ = STASH.insert(key(FAULT), s, 0);
+}
+
+/// Counts a swap read made inside this task's pending do_swap_page().
+#[inline(always)]
+fn fault_read() {
+    if let Some(s) = STASH.get_ptr_mut(key(FAULT)) {
+        // SAFETY: this task's slot.
+        unsafe { (*s).b += 1 };
+    }
+}
+
+#[inline(always)]
+fn fault_exit(ret: u64, flags: u8) {
+    if ret & VM_FAULT_RETRY != 0 {
+        // The fault will be retried: keep its start, reads and kind.
+        if let Some(s) = STASH.get_ptr_mut(key(FAULT)) {
+            if ret & VM_FAULT_MAJOR != 0 {
+                // SAFETY: this task's slot.
+                unsafe { (*s).d |= WAS_MAJOR };
+            }
+        }
+        return;
+    }
+    let Some(s) = unstash(FAULT) else {
+        return;
+    };
+    let vmf = s.a;
+    let pte = s.c;
+    // x86_64 swap PTE: type in the top 5 bits, offset inverted from bit 9.
+    if pte == 0 || pte & 1 != 0 {
+        return;
+    }
+    let ty = pte >> 59;
+    if ty >= MAX_SWAPFILES {
+        return;
+    }
+    let offset = ((!pte) << 5) >> 14;
+    let now = unsafe { bpf_ktime_get_ns() };
+    let mut ev = event(kind::SWAP_FAULT, s.ts);
+    ev.aux = now.saturating_sub(s.ts).min(u32::MAX as u64) as u32;
+    ev.addr = kread(vmf, g(&K_VMF_ADDRESS)).unwrap_or(0);
+    ev.mm = kread(kread(vmf, g(&K_VMF_VMA)).unwrap_or(0), g(&K_VMA_MM_OFF)).unwrap_or(0);
+    ev.entry = (ty << 58) | offset;
+    ev.nr = s.b as u32;
+    ev.flags = flags | exact::ENTRY;
+    if ret & VM_FAULT_MAJOR != 0 || s.d & WAS_MAJOR != 0 {
+        ev.flags |= swaptrace_common::flag::MAJOR;
+    }
+    emit(ev);
+}
+
+#[kprobe]
+pub fn fault_kprobe(ctx: ProbeContext) -> u32 {
+    fault_enter(ctx.arg::<u64>(0).unwrap_or(0));
+    0
+}
+
+#[kretprobe]
+pub fn fault_kretprobe(ctx: RetProbeContext) -> u32 {
+    fault_exit(ctx.ret::<u64>() & 0xffff_ffff, 0);
+    0
+}
+
+#[kprobe]
+pub fn read_kprobe(_ctx: ProbeContext) -> u32 {
+    fault_read();
+    0
+}
+
+#[fentry(function = "do_swap_page")]
+pub fn fault_fentry(ctx: FEntryContext) -> u32 {
+    fault_enter(ctx.arg::<u64>(0));
+    0
+}
+
+#[fexit(function = "do_swap_page")]
+pub fn fault_fexit(ctx: FExitContext) -> u32 {
+    fault_exit(ctx.ret::<u64>().unwrap_or(0) & 0xffff_ffff, exact::FENTRY);
+    0
+}
+
+#[fentry(function = "swap_read_folio")]
+pub fn read_fentry(_ctx: FEntryContext) -> u32 {
+    fault_read();
     0
 }

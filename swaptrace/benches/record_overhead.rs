@@ -67,6 +67,7 @@ fn main() {
         seed: 1,
         zero_every: 0,
         hold: false,
+        pageout: false,
     };
     let cmd = workload_command(Path::new(EXE), &spec);
     let report = dir.join("report.json");

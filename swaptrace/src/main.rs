@@ -87,6 +87,9 @@ enum Cmd {
         /// After writing, print "holding" and keep the memory until SIGTERM/SIGINT.
         #[arg(long)]
         hold: bool,
+        /// After writing, push the region out to swap (MADV_PAGEOUT).
+        #[arg(long)]
+        pageout: bool,
         #[arg(long)]
         json: bool,
     },
@@ -198,6 +201,7 @@ fn run(cli: Cli) -> Result<()> {
             seed,
             zero_every,
             hold,
+            pageout,
             json,
         } => {
             let spec = WorkloadSpec {
@@ -207,6 +211,7 @@ fn run(cli: Cli) -> Result<()> {
                 seed,
                 zero_every,
                 hold,
+                pageout,
             };
             let r = workload::run(&spec)?;
             if json {
@@ -254,6 +259,7 @@ fn run(cli: Cli) -> Result<()> {
                 seed: 1,
                 zero_every,
                 hold: false,
+                pageout: false,
             },
             limit,
             swap_size,

@@ -26,6 +26,8 @@ pub enum WorkloadError {
         #[source]
         source: io::Error,
     },
+    #[error("madvise(MADV_PAGEOUT): {0}")]
+    Pageout(#[source] io::Error),
     #[error("waiting for SIGTERM: {0}")]
     Signal(#[source] io::Error),
     #[error("getrusage failed: {0}")]
@@ -121,6 +123,10 @@ pub struct WorkloadSpec {
     /// SIGTERM or SIGINT, then return without the read passes.
     #[serde(default)]
     pub hold: bool,
+    /// After the first touch, push the whole region out to swap with
+    /// `madvise(MADV_PAGEOUT)`: a deterministic way to fill swap.
+    #[serde(default)]
+    pub pageout: bool,
 }
 
 impl WorkloadSpec {
@@ -360,6 +366,13 @@ pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
     }
     let elapsed_write = t0.elapsed();
     drop(order);
+    if spec.pageout {
+        // SAFETY: the range is our own mapping.
+        let r = unsafe { libc::madvise(map.ptr.cast(), len, libc::MADV_PAGEOUT) };
+        if r != 0 {
+            return Err(WorkloadError::Pageout(io::Error::last_os_error()));
+        }
+    }
     if spec.hold {
         wait_for_stop()?;
         return Ok(WorkloadReport {
@@ -513,6 +526,7 @@ mod tests {
                 seed: 1,
                 zero_every: 0,
                 hold: false,
+                pageout: false,
             };
             let r = run(&spec).unwrap();
             println!("{pat}: {}", serde_json::to_string(&r).unwrap());
@@ -531,6 +545,7 @@ mod tests {
             seed: 0,
             zero_every: 0,
             hold: false,
+            pageout: false,
         };
         assert!(matches!(run(&spec), Err(WorkloadError::Empty(100))));
     }

@@ -46,6 +46,7 @@ fn recorded_swap_traffic_matches_vmstat() {
                 // Some zero-filled pages: swapped out and in without I/O.
                 zero_every: 8,
                 hold: false,
+                pageout: false,
             },
             limit_bytes: 128 << 20,
             swap_bytes: 1 << 30,

@@ -1,4 +1,4 @@
-//! Developer tasks: `cargo xtask setup | demo | test | bench`.
+//! Developer tasks: `cargo xtask setup | demo | test | bench | guest-test`.
 //!
 //! `setup` installs what building the eBPF programs needs and skips what is
 //! there: the nightly toolchain with rust-src, LLVM 22 development files and
@@ -8,6 +8,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+
+mod guest;
 
 #[derive(Parser)]
 #[command(name = "xtask")]
@@ -37,6 +39,8 @@ enum Task {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Boot Debian 6.1/6.12 kernels under qemu and run the swaptrace scenarios in them.
+    GuestTest(guest::Opts),
 }
 
 const APT_PACKAGES: &[&str] = &[
@@ -190,10 +194,26 @@ fn main() -> Result<()> {
                 .env("CARGO_TARGET_DIR", root().join("target/ebpf-clippy")))?;
             // The offline build: no eBPF toolchain needed.
             run(Command::new("cargo").args(["build", "-p", "swaptrace", "--no-default-features"]))?;
-            run(Command::new("cargo").args(["test", "--release"]).args(args))
+            run(Command::new("cargo").args(["test", "--release"]).args(args))?;
+            // The exact-probe backends, in Debian 6.1 and 6.12 guests under qemu.
+            let guests = guest::guest_test(&guest::Opts {
+                kernel: guest::KernelSel::All,
+                keep: false,
+                mem: "1G".into(),
+                size: "400M".into(),
+                no_build: false,
+                memcg: "256M".into(),
+            });
+            let (checks, failed) = (
+                guest::CHECKS.load(std::sync::atomic::Ordering::Relaxed),
+                guest::FAILED.load(std::sync::atomic::Ordering::Relaxed),
+            );
+            println!("guest-test: {} passed, {failed} failed", checks - failed);
+            guests
         }
         Task::Bench { args } => run(Command::new("cargo")
             .args(["bench", "-p", "swaptrace"])
             .args(args)),
+        Task::GuestTest(opts) => guest::guest_test(&opts),
     }
 }

@@ -91,7 +91,11 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     put("K_FOLIO_FLAGS1", off("folio", "_flags_1"));
     put("K_FOLIO_MAPPING", off("folio", "mapping"));
     put("K_FOLIO_INDEX", off("folio", "index"));
-    put("K_FOLIO_SWAP", off("folio", "swap"));
+    // folio->swap since 6.6; the swap entry was in folio->private before.
+    put(
+        "K_FOLIO_SWAP",
+        off("folio", "swap").or_else(|_| off("folio", "private")),
+    );
     put(
         "K_PG_HEAD",
         btf.enum_value(Some("pageflags"), "PG_head")
@@ -151,6 +155,10 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
         .find_map(|f| btf.func_return(f).ok())
         .is_some_and(|t| t != "bool" && t != "_Bool");
     put("K_ZSWAP_RET_INT", Ok(int_ret as u64));
+    put("K_VMF_ADDRESS", off("vm_fault", "address"));
+    put("K_VMF_ORIG_PTE", off("vm_fault", "orig_pte"));
+    put("K_VMF_VMA", off("vm_fault", "vma"));
+    put("K_VMA_MM_OFF", off("vm_area_struct", "vm_mm"));
     put("K_FILTER_TGID", Ok(cfg.filter_pid.unwrap_or(0) as u64));
     put("K_FILTER_CGROUP", Ok(cfg.filter_cgroup.unwrap_or(0)));
     put(

@@ -153,6 +153,89 @@ const FAULT_PROGS: &[Prog] = &[
     ),
 ];
 
+impl AttachPoint {
+    const fn with_metric(self, metric: &'static str) -> AttachPoint {
+        AttachPoint { metric, ..self }
+    }
+}
+
+/// do_swap_page() and the swap reads inside it: 6.12 reads with
+/// swap_read_folio(), 6.1 with swap_readpage().
+const EXACT_FAULT: [AttachPoint; 4] = [
+    AttachPoint {
+        metric: "",
+        backend: Backend::Fentry,
+        attach: "fentry/fexit do_swap_page + fentry swap_read_folio",
+        requires: &[
+            Req::BtfFunc("do_swap_page"),
+            Req::BtfFunc("swap_read_folio"),
+            Req::Member("vm_fault", "orig_pte"),
+            Req::FentryAllowed,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("fault_fentry", Fentry, "do_swap_page"),
+            p("fault_fexit", Fexit, "do_swap_page"),
+            p("read_fentry", Fentry, "swap_read_folio"),
+        ],
+        note: "entry from vmf->orig_pte; reads counted inside the fault",
+    },
+    AttachPoint {
+        metric: "",
+        backend: Backend::Fentry,
+        attach: "fentry/fexit do_swap_page + fentry swap_readpage",
+        requires: &[
+            Req::BtfFunc("do_swap_page"),
+            Req::BtfFunc("swap_readpage"),
+            Req::Member("vm_fault", "orig_pte"),
+            Req::FentryAllowed,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("fault_fentry", Fentry, "do_swap_page"),
+            p("fault_fexit", Fexit, "do_swap_page"),
+            p("read_fentry", Fentry, "swap_readpage"),
+        ],
+        note: "entry from vmf->orig_pte; reads counted inside the fault",
+    },
+    AttachPoint {
+        metric: "",
+        backend: Backend::Kprobe,
+        attach: "kprobe/kretprobe do_swap_page + kprobe swap_read_folio",
+        requires: &[
+            Req::Kallsyms("do_swap_page"),
+            Req::Kallsyms("swap_read_folio"),
+            Req::Member("vm_fault", "orig_pte"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("fault_kprobe", Kprobe, "do_swap_page"),
+            p("fault_kretprobe", Kretprobe, "do_swap_page"),
+            p("read_kprobe", Kprobe, "swap_read_folio"),
+        ],
+        note: "entry from vmf->orig_pte; reads counted inside the fault",
+    },
+    AttachPoint {
+        metric: "",
+        backend: Backend::Kprobe,
+        attach: "kprobe/kretprobe do_swap_page + kprobe swap_readpage",
+        requires: &[
+            Req::Kallsyms("do_swap_page"),
+            Req::Kallsyms("swap_readpage"),
+            Req::Member("vm_fault", "orig_pte"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("fault_kprobe", Kprobe, "do_swap_page"),
+            p("fault_kretprobe", Kretprobe, "do_swap_page"),
+            p("read_kprobe", Kprobe, "swap_readpage"),
+        ],
+        note: "entry from vmf->orig_pte; reads counted inside the fault",
+    },
+];
+
 pub const ATTACH_POINTS: &[AttachPoint] = &[
     // swap-out
     AttachPoint {
@@ -188,19 +271,32 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         )],
         note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm",
     },
-    // swap-fault
     AttachPoint {
-        metric: "swap-fault",
-        backend: Backend::Fentry,
-        attach: "fexit do_swap_page",
+        metric: "swap-out",
+        backend: Backend::Tracepoint,
+        attach: "vmscan:mm_vmscan_write_folio (entry in folio->private, < 6.6)",
         requires: &[
-            Req::BtfFunc("do_swap_page"),
-            Req::FentryAllowed,
-            Req::Built(false),
+            Req::Tracepoint("mm_vmscan_write_folio", &["folio"]),
+            Req::Member("folio", "private"),
+            Req::Member("folio", "mapping"),
+            Req::Member("folio", "index"),
+            Req::Member("anon_vma", "rb_root"),
+            Req::Member("anon_vma_chain", "vma"),
+            Req::Member("vm_area_struct", "vm_mm"),
+            Req::Built(true),
         ],
-        progs: &[],
-        note: "",
+        progs: &[p(
+            "mm_vmscan_write_folio",
+            RawTracepoint,
+            "mm_vmscan_write_folio",
+        )],
+        note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm",
     },
+    // swap-fault
+    EXACT_FAULT[0].with_metric("swap-fault"),
+    EXACT_FAULT[1].with_metric("swap-fault"),
+    EXACT_FAULT[2].with_metric("swap-fault"),
+    EXACT_FAULT[3].with_metric("swap-fault"),
     AttachPoint {
         metric: "swap-fault",
         backend: Backend::Tracepoint,
@@ -211,18 +307,10 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         note: "entry joined from the swap-out of the same page",
     },
     // swap-read
-    AttachPoint {
-        metric: "swap-read",
-        backend: Backend::Fentry,
-        attach: "fentry swap_read_folio",
-        requires: &[
-            Req::BtfFunc("swap_read_folio"),
-            Req::FentryAllowed,
-            Req::Built(false),
-        ],
-        progs: &[],
-        note: "",
-    },
+    EXACT_FAULT[0].with_metric("swap-read"),
+    EXACT_FAULT[1].with_metric("swap-read"),
+    EXACT_FAULT[2].with_metric("swap-read"),
+    EXACT_FAULT[3].with_metric("swap-read"),
     AttachPoint {
         metric: "swap-read",
         backend: Backend::Tracepoint,

@@ -235,7 +235,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
                 if let Err(e) = write_all(&mut writer, &mut out) { failure = Some(e); break; }
             }
             status = wait_child(&mut child) => {
-                exit_code = status.and_then(|s| s.code());
+                exit_code = status.map(exit_code_of);
                 break;
             }
             _ = sleep_until(deadline) => break,
@@ -259,7 +259,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     if let Some(c) = child.as_mut() {
         if exit_code.is_none() {
             let _ = c.start_kill();
-            exit_code = c.wait().await.ok().and_then(|s| s.code());
+            exit_code = c.wait().await.ok().map(exit_code_of);
         }
     }
     drain(fd.get_mut(), &mut rec, &mut out);
@@ -299,6 +299,14 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         skipped: probe.skipped.clone(),
         bpf_stats: probe.run_stats(),
     })
+}
+
+/// The exit code, or 128 + the signal that killed it, as shells report.
+fn exit_code_of(s: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    s.code()
+        .or_else(|| s.signal().map(|n| 128 + n))
+        .unwrap_or(-1)
 }
 
 fn signal(

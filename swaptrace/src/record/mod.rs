@@ -253,6 +253,22 @@ impl Recorder {
                     how,
                 })
             }
+            kind::SWAP_FAULT if ev.flags & exact::ENTRY != 0 => {
+                // From do_swap_page(): the entry is the PTE's own.
+                let mm = self.mm(ev.mm, ev.pid, out);
+                Some(Record::SwapFault {
+                    ts,
+                    dur_ns: ev.aux,
+                    tid,
+                    mm,
+                    addr: ev.addr,
+                    entry: Some(SwapEntry::from_val(ev.entry)),
+                    major: ev.flags & flag::MAJOR != 0,
+                    pages_read: ev.nr,
+                    zero_reads: 0,
+                    zswap_loads: 0,
+                })
+            }
             kind::SWAP_FAULT => {
                 let mm = self.mm(ev.mm, ev.pid, out);
                 // The slot stays: after a read fault the page keeps its swap

@@ -247,7 +247,8 @@ pub fn verify_guest_out(out: &Path) -> GuestVerdict {
             );
         }
         v.check(
-            backend(&fe, "ra-window") == Some("fentry") && backend(&kp, "ra-window") == Some("kprobe"),
+            backend(&fe, "ra-window") == Some("fentry")
+                && backend(&kp, "ra-window") == Some("kprobe"),
             "fentry run used fentry, kprobe run used kprobes".into(),
         );
         // The runs differ (timing), so each is held to its own kernel counters,
@@ -270,6 +271,31 @@ pub fn verify_guest_out(out: &Path) -> GuestVerdict {
                 hit(&b)
             ),
         );
+        for (name, t) in [("fentry", &fe), ("kprobe", &kp)] {
+            let (mut major, mut read) = (0u64, 0u64);
+            for r in &t.records {
+                if let Record::SwapFault {
+                    major: m,
+                    pages_read,
+                    ..
+                } = r
+                {
+                    major += *m as u64;
+                    read += *pages_read as u64;
+                }
+            }
+            let (pgmaj, pswpin) = (
+                delta(t, "pgmajfault"),
+                delta(t, "pswpin") + delta(t, "swpin_zero"),
+            );
+            v.check(
+                within(major as f64, pgmaj as f64, 2.0) && within(read as f64, pswpin as f64, 2.0),
+                format!(
+                    "{name}: swap faults by {}: {major} major vs pgmajfault {pgmaj}, {read} pages read vs pswpin+swpin_zero {pswpin}",
+                    backend(t, "swap-fault").unwrap_or("-")
+                ),
+            );
+        }
         v.check(
             within(b.lookups as f64, a.lookups as f64, 2.0),
             format!(

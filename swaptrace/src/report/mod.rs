@@ -8,8 +8,8 @@ mod info;
 mod metric_hist;
 
 pub use check::{check_text, vmstat_check, CheckRow};
-pub use guest::{verify_guest_out, GuestVerdict};
 pub use doctor::{doctor_json, doctor_text};
+pub use guest::{verify_guest_out, GuestVerdict};
 pub use hist::{CountTable, Log2Hist};
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};
 pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut};

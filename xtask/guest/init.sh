@@ -1,0 +1,243 @@
+#!/bin/sh
+# /init of the guest-test initramfs (busybox sh). Runs the scenarios, each into
+# /out/<scenario>/, then writes /out as a tar onto /dev/vdc and powers off.
+# Never exits early: every failure is recorded and the script goes on.
+set +e
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+[ -c /dev/console ] && exec </dev/console >/dev/console 2>&1
+mount -t tracefs tracefs /sys/kernel/tracing
+mount -t debugfs debugfs /sys/kernel/debug
+mkdir -p /tmp /out
+mount -t tmpfs tmpfs /tmp
+
+log() { echo "[guest] $*"; }
+now() { cut -d' ' -f1 /proc/uptime; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f\n", b - a }'; }
+
+# Parameters from the host (kernel command line): workload size, memcg limit.
+SIZE=400M
+MEMCG=256M
+for a in $(cat /proc/cmdline); do
+	case $a in
+	st.size=*) SIZE=${a#st.size=} ;;
+	st.memcg=*) MEMCG=${a#st.memcg=} ;;
+	esac
+done
+
+log "init: kernel $(uname -r), up $(now) s, workload $SIZE in a $MEMCG memory cgroup"
+uname -r > /out/uname
+cat /proc/cmdline > /out/cmdline
+
+# Modules, in dependency order (built-in ones were left out by the host).
+while read -r m; do
+	[ -n "$m" ] || continue
+	insmod "/lib/modules/$m" || log "insmod $m failed"
+done < /etc/modules
+
+for d in vda vdb vdc; do
+	i=0
+	while [ ! -b /dev/$d ] && [ $i -lt 30 ]; do sleep 1; i=$((i + 1)); done
+	[ -b /dev/$d ] || log "no /dev/$d after 30 s"
+done
+# The disks stay rotational: cluster readahead is what the seeds measure.
+for d in vda vdb; do
+	echo "$d rotational=$(cat /sys/block/$d/queue/rotational 2>/dev/null)"
+done > /out/disks
+
+grep -E ' (last_readahead_pages|swapin_readahead_hits|swapcache_free_entries)' /proc/kallsyms > /out/kallsyms.txt
+cat /proc/meminfo > /out/meminfo
+
+# Workloads run in a memory cgroup (v2) so that most of SIZE goes to swap;
+# the recorder stays outside it. in_cg CMD... runs CMD in the cgroup.
+CG=/sys/fs/cgroup/w
+mkdir -p /sys/fs/cgroup
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+echo +memory > /sys/fs/cgroup/cgroup.subtree_control
+mkdir -p $CG
+printf '#!/bin/sh\necho $$ > %s/cgroup.procs || exit 97\nexec "$@"\n' $CG > /bin/in_cg
+chmod 755 /bin/in_cg
+memcg_limit() { echo "$1" > $CG/memory.max || log "cannot set memory.max to $1"; }
+memcg_limit "$MEMCG"
+
+# Features that colleagues are adding; fall back while they are missing.
+if swaptrace workload --help 2>/dev/null | grep -q -- --hold; then
+	HOLD=--hold
+else
+	HOLD=
+	log "swaptrace workload has no --hold: swapoff/free fall back to a plain seq workload"
+fi
+if swaptrace record --help 2>/dev/null | grep -q -- --no-fentry; then
+	NOFENTRY=--no-fentry
+else
+	NOFENTRY=
+	log "swaptrace record has no --no-fentry: the kprobe scenario uses the default backend"
+fi
+echo "hold=${HOLD:-no} no_fentry=${NOFENTRY:-no}" > /out/features
+
+# A step that can hang gets this many seconds (the longest seen is 17 s);
+# all of them together stay within the host's 10 minutes.
+LIMIT=75
+
+# note NAME STATUS: record a step's status, keep the first failure in RC.
+note() {
+	echo "$1 $2" >> steps.txt
+	[ "$2" -ne 0 ] && [ "$RC" -eq 0 ] && RC=$2
+	[ "$2" -ne 0 ] && log "$SC: $1 failed ($2)"
+	return 0
+}
+
+# start_workload SIZE PATTERN: background workload, pid in W; with --hold,
+# waits until it holds its memory (or exits).
+start_workload() {
+	in_cg swaptrace workload --size "$1" --pattern "$2" $HOLD > workload.stdout 2> workload.stderr &
+	W=$!
+	t=$(now)
+	if [ -n "$HOLD" ]; then
+		i=0
+		while ! grep -q holding workload.stdout 2>/dev/null; do
+			kill -0 $W 2>/dev/null || { log "$SC: workload exited before holding"; break; }
+			i=$((i + 1))
+			[ $i -gt $((LIMIT * 2)) ] && { log "$SC: workload not holding after $LIMIT s"; break; }
+			sleep 0.5
+		done
+	else
+		# No hold: wait until 64 MiB is in swap or the workload ends.
+		i=0
+		while kill -0 $W 2>/dev/null && [ $i -lt $((LIMIT * 2)) ]; do
+			used=$(awk 'NR > 1 { u += $4 } END { print u + 0 }' /proc/swaps)
+			[ "$used" -ge 65536 ] && break
+			i=$((i + 1))
+			sleep 0.5
+		done
+	fi
+	echo "$(since "$t")" > workload.ready_time
+	log "$SC: workload ready after $(cat workload.ready_time) s; $(grep -E 'SwapFree' /proc/meminfo)"
+}
+
+stop_workload() {
+	kill -TERM $W 2>/dev/null
+	(sleep 30; kill -KILL $W 2>/dev/null) &
+	K=$!
+	wait $W
+	note workload $?
+	kill $K 2>/dev/null
+}
+
+swap_on() {
+	for d in "$@"; do
+		mkswap /dev/$d >> mkswap.log 2>&1
+		note "mkswap-$d" $?
+		swapon_prio /dev/$d 5
+		note "swapon-$d" $?
+	done
+}
+
+swap_off() {
+	for d in "$@"; do
+		grep -q "^/dev/$d " /proc/swaps && { swapoff /dev/$d; note "swapoff-$d" $?; }
+	done
+	return 0
+}
+
+sc_doctor() {
+	timeout 60 swaptrace doctor --json > doctor.json 2> doctor.json.stderr
+	note doctor-json $?
+	timeout 60 swaptrace doctor > doctor.txt 2> doctor.stderr
+	note doctor $?
+}
+
+# Seed 000: swapoff of a device holding most of a workload.
+sc_swapoff() {
+	swap_on vda
+	start_workload "$SIZE" seq
+	cat /proc/swaps > swaps.before
+	# swapoff brings everything back: lift the limit first.
+	memcg_limit max
+	t=$(now)
+	timeout $LIMIT swaptrace record -o swapoff.swt -- swapoff /dev/vda > record.stdout 2> record.stderr
+	note record $?
+	since "$t" > swapoff.time
+	# record exits 0 when its command is killed (e.g. by the OOM killer).
+	grep -q "^/dev/vda " /proc/swaps && note swapoff-done 1
+	log "$SC: swapoff took $(cat swapoff.time) s"
+	stop_workload
+	swap_off vda
+	memcg_limit "$MEMCG"
+}
+
+# Seed 001: a process holding swap on two equal-priority devices exits.
+sc_free() {
+	swap_on vda vdb
+	if [ -n "$HOLD" ]; then
+		start_workload "$SIZE" seq
+		cat /proc/swaps > swaps.before
+		timeout $LIMIT swaptrace record -o free.swt --duration 30s > record.stdout 2> record.stderr &
+		R=$!
+		sleep 3
+		t=$(now)
+		stop_workload
+	else
+		timeout $LIMIT swaptrace record -o free.swt --duration 200s > record.stdout 2> record.stderr &
+		R=$!
+		sleep 3
+		t=$(now)
+		in_cg swaptrace workload --size "$SIZE" --pattern seq > workload.stdout 2> workload.stderr
+		note workload $?
+	fi
+	since "$t" > free.time
+	log "$SC: workload exit took $(cat free.time) s"
+	kill -INT $R 2>/dev/null
+	wait $R
+	note record $?
+	swap_off vda vdb
+}
+
+# record_workload TRACE [RECORD-FLAGS...]: trace the shuffled workload.
+record_workload() {
+	out=$1
+	shift
+	swap_on vda
+	t=$(now)
+	timeout $LIMIT swaptrace record "$@" -o "$out" -- \
+		in_cg swaptrace workload --size "$SIZE" --pattern shuffled-blocks:16 > record.stdout 2> record.stderr
+	note record $?
+	since "$t" > "${out%.swt}.time"
+	swap_off vda
+}
+
+sc_fentry() { record_workload fentry.swt; }
+sc_kprobe() { record_workload kprobe.swt $NOFENTRY; }
+
+# scenario NAME: runs sc_NAME in /out/NAME with vmstat around it.
+scenario() {
+	SC=$1
+	D=/out/$SC
+	mkdir -p "$D"
+	log "scenario $SC: start"
+	t0=$(now)
+	(
+		cd "$D" || exit 99
+		RC=0
+		cat /proc/vmstat > vmstat.before
+		sc_$SC
+		cat /proc/vmstat > vmstat.after
+		exit $RC
+	)
+	st=$?
+	echo $st > "$D/status"
+	since "$t0" > "$D/elapsed"
+	log "scenario $SC: status $st after $(cat "$D/elapsed") s"
+}
+
+for s in doctor swapoff free fentry kprobe; do scenario $s; done
+
+dmesg > /out/dmesg.txt
+log "writing /out to /dev/vdc"
+tar -cf /dev/vdc -C /out .
+log "tar status $?"
+sync
+log "done, up $(now) s"
+poweroff -f
