@@ -8,6 +8,7 @@
 pub mod lab;
 pub mod probe;
 pub mod record;
+pub mod replay;
 pub mod report;
 pub mod trace;
 pub mod workload;

@@ -69,6 +69,23 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Replay a trace's swap-ins through readahead policies and compare them
+    /// with what the kernel did.
+    Replay {
+        trace: PathBuf,
+        /// Comma-separated: cluster, vma, none, fixed:N, or `all`.
+        #[arg(long, default_value = "all")]
+        policy: String,
+        /// page-cluster=N overrides the recorded /proc/sys/vm/page-cluster.
+        #[arg(long = "param")]
+        params: Vec<String>,
+        /// Swap-backed pages memory holds (default: the traced cgroup's limit,
+        /// else all memory).
+        #[arg(long)]
+        memory_pages: Option<usize>,
+        #[arg(long)]
+        json: bool,
+    },
     /// The built-in swap workload: touch SIZE of anonymous memory in PATTERN
     /// order, then read it back in address order, checking every page.
     Workload {
@@ -194,6 +211,13 @@ fn run(cli: Cli) -> Result<()> {
                 Ok(())
             }
         }
+        Cmd::Replay {
+            trace,
+            policy,
+            params,
+            memory_pages,
+            json,
+        } => replay(trace, policy, params, memory_pages, json),
         Cmd::Workload {
             size,
             pattern,
@@ -267,6 +291,58 @@ fn run(cli: Cli) -> Result<()> {
             loop_device,
             json,
         ),
+    }
+}
+
+fn replay(
+    trace: PathBuf,
+    policy: String,
+    params: Vec<String>,
+    memory_pages: Option<usize>,
+    json: bool,
+) -> Result<()> {
+    use swaptrace::replay::{kernel_policy, policy_by_name, replay_all, ReplayInput};
+    let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
+    for p in &t.problems {
+        eprintln!("warning: {p}");
+    }
+    let pages = memory_pages.unwrap_or_else(|| t.header.memory_pages());
+    let mut input = ReplayInput::from_trace(&t, pages)?;
+    for p in &params {
+        match p.split_once('=') {
+            Some(("page-cluster", v)) => {
+                input.page_cluster = v
+                    .parse()
+                    .ok()
+                    .filter(|&c: &u32| c <= 10)
+                    .with_context(|| format!("--param {p}: page-cluster is 0 to 10"))?
+            }
+            _ => bail!("--param {p}: known parameters: page-cluster=N"),
+        }
+    }
+    let names: Vec<&str> = if policy == "all" {
+        vec!["cluster", "vma", "none", "fixed:8"]
+    } else {
+        policy.split(',').map(str::trim).collect()
+    };
+    let policies = names
+        .iter()
+        .map(|n| policy_by_name(n, input.page_cluster))
+        .collect::<Result<Vec<_>, _>>()?;
+    let results = replay_all(&input, policies);
+    let kernel = report::kernel_counts(&t);
+    let kp = kernel_policy(&t.header);
+    if json {
+        print_json(&report::replay_json(&results, kernel.as_ref(), kp))
+    } else {
+        if input.unknown_faults > 0 {
+            eprintln!(
+                "note: {} faults without a recorded swap-out entry are not replayed",
+                input.unknown_faults
+            );
+        }
+        print!("{}", report::replay_text(&results, kernel.as_ref(), kp));
+        Ok(())
     }
 }
 

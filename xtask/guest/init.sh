@@ -211,6 +211,22 @@ record_workload() {
 sc_fentry() { record_workload fentry.swt; }
 sc_kprobe() { record_workload kprobe.swt $NOFENTRY; }
 
+# Both backends attached to the same run: a kprobe recorder in the
+# background, the fentry one around the workload.
+sc_both() {
+	swap_on vda
+	timeout $LIMIT swaptrace record $NOFENTRY -o kprobe.swt --duration 200s > kprobe.stdout 2> kprobe.stderr &
+	K=$!
+	sleep 3
+	timeout $LIMIT swaptrace record -o fentry.swt -- \
+		in_cg swaptrace workload --size "$SIZE" --pattern shuffled-blocks:16 > fentry.stdout 2> fentry.stderr
+	note record $?
+	kill -INT $K
+	wait $K
+	note kprobe-record $?
+	swap_off vda
+}
+
 # scenario NAME: runs sc_NAME in /out/NAME with vmstat around it.
 scenario() {
 	SC=$1
@@ -232,7 +248,7 @@ scenario() {
 	log "scenario $SC: status $st after $(cat "$D/elapsed") s"
 }
 
-for s in doctor swapoff free fentry kprobe; do scenario $s; done
+for s in doctor swapoff free fentry kprobe both; do scenario $s; done
 
 dmesg > /out/dmesg.txt
 log "writing /out to /dev/vdc"

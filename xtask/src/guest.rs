@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 const INIT_SH: &str = include_str!("../guest/init.sh");
 const SWAPON_PRIO_C: &str = include_str!("../guest/swapon_prio.c");
 const MUSL: &str = "x86_64-unknown-linux-musl";
-const SCENARIOS: &[&str] = &["doctor", "swapoff", "free", "fentry", "kprobe"];
+const SCENARIOS: &[&str] = &["doctor", "swapoff", "free", "fentry", "kprobe", "both"];
 const BOOT_TIMEOUT: Duration = Duration::from_secs(600);
 const SWAP_DISK: u64 = 1 << 30;
 const OUT_DISK: u64 = 256 << 20;
@@ -881,6 +881,7 @@ pub fn verify(kernel_dir: &Path) -> Result<()> {
             "free" => &["free.swt", "free.time"],
             "fentry" => &["fentry.swt"],
             "kprobe" => &["kprobe.swt"],
+            "both" => &["fentry.swt", "kprobe.swt"],
             _ => &[],
         };
         for f in expect.iter().chain(&["vmstat.before", "vmstat.after"]) {

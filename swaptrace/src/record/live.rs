@@ -113,7 +113,24 @@ fn header(facts: &KernelFacts, sources: Vec<crate::trace::MetricSource>, target:
         metrics: sources,
         vmstat_start: VmStat::read().map(|v| v.0).unwrap_or_default(),
         target,
+        memory_limit_bytes: None,
     }
+}
+
+/// memory.limit_in_bytes (v1) or memory.max (v2) of a cgroup directory;
+/// None when unlimited or unreadable.
+fn cgroup_limit(dir: &Path) -> Option<u64> {
+    ["memory.limit_in_bytes", "memory.max"]
+        .iter()
+        .find_map(|f| {
+            let v: u64 = std::fs::read_to_string(dir.join(f))
+                .ok()?
+                .trim()
+                .parse()
+                .ok()?;
+            // v1 reports "no limit" as a huge page-aligned number.
+            (v < 1 << 60).then_some(v)
+        })
 }
 
 fn target_text(opts: &RecordOptions) -> String {
@@ -185,7 +202,12 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     })?;
     let mut sigint = signal(tokio::signal::unix::SignalKind::interrupt())?;
     let mut sigterm = signal(tokio::signal::unix::SignalKind::terminate())?;
-    let head = header(&facts, probe::sources(&plans), target_text(opts));
+    let mut head = header(&facts, probe::sources(&plans), target_text(opts));
+    head.memory_limit_bytes = opts
+        .cgroup
+        .as_ref()
+        .or(opts.spawn_cgroup.as_ref())
+        .and_then(|d| cgroup_limit(d));
     let mut writer = TraceWriter::create(&opts.output, &head)?;
     let mut rec = Recorder::new(head.page_size);
     let started = Instant::now();

@@ -6,6 +6,7 @@ mod guest;
 mod hist;
 mod info;
 mod metric_hist;
+mod replay_table;
 
 pub use check::{check_text, vmstat_check, CheckRow};
 pub use doctor::{doctor_json, doctor_text};
@@ -13,3 +14,4 @@ pub use guest::{verify_guest_out, GuestVerdict};
 pub use hist::{CountTable, Log2Hist};
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};
 pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut};
+pub use replay_table::{fidelity, kernel_counts, replay_json, replay_text, KernelCounts};

@@ -246,6 +246,20 @@ pub struct Header {
     pub vmstat_start: BTreeMap<String, u64>,
     /// What was traced: a command line, a pid, a cgroup, or the whole system.
     pub target: String,
+    /// Memory limit of the cgroup the traced command ran in, when one was set.
+    #[serde(default)]
+    pub memory_limit_bytes: Option<u64>,
+}
+
+impl Header {
+    /// Pages the traced workload could keep in memory: its cgroup limit, or
+    /// all of memory.
+    pub fn memory_pages(&self) -> usize {
+        let bytes = self
+            .memory_limit_bytes
+            .unwrap_or(self.mem_total_kib.saturating_mul(1024));
+        (bytes / self.page_size.max(1)).max(1) as usize
+    }
 }
 
 /// Written last, in the trailer chunk; absent when recording was cut short.

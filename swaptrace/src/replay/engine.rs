@@ -1,0 +1,594 @@
+//! The replay engine: swap space, swap cache and metrics; policies decide
+//! only what a swap-cache miss reads.
+
+use super::policies::Policy;
+use super::ReplayError;
+use crate::trace::{Loaded, OutKind, Record, SwapEntry};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// One input event, in trace order.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// A page written to swap: its slot now holds this page.
+    Out {
+        ts: u64,
+        mm: u32,
+        vpage: u64,
+        entry: SwapEntry,
+        zero: bool,
+    },
+    /// A swap-in fault on a page whose swap entry is known.
+    Fault {
+        ts: u64,
+        mm: u32,
+        vpage: u64,
+        entry: SwapEntry,
+    },
+}
+
+/// What a replay needs from a trace.
+#[derive(Clone, Debug)]
+pub struct ReplayInput {
+    pub events: Vec<Event>,
+    /// `/proc/sys/vm/page-cluster` when recorded (the window cap is 2^this).
+    pub page_cluster: u32,
+    /// Largest offset of each swap device (by type), when known.
+    pub dev_max: Vec<u64>,
+    /// Swap-backed pages (mapped or in the swap cache) that memory holds:
+    /// beyond it the least recently used leaves memory, a mapped page by a
+    /// clean drop (no write: its slot still holds it), a readahead page unused.
+    pub memory_pages: usize,
+    /// Faults of the trace without a known entry (not replayed).
+    pub unknown_faults: u64,
+}
+
+impl ReplayInput {
+    pub fn from_trace(t: &Loaded, memory_pages: usize) -> Result<ReplayInput, ReplayError> {
+        let shift = t.header.page_size.max(1).trailing_zeros();
+        let mut events = Vec::new();
+        let mut unknown_faults = 0;
+        let mut dev_max: Vec<u64> = Vec::new();
+        for r in &t.records {
+            match *r {
+                Record::SwapOut {
+                    ts,
+                    mm,
+                    vaddr,
+                    entry,
+                    nr,
+                    how,
+                    ..
+                } if mm != 0 => {
+                    for i in 0..nr.max(1) as u64 {
+                        let e = SwapEntry {
+                            dev: entry.dev,
+                            offset: entry.offset + i,
+                        };
+                        note_max(&mut dev_max, e);
+                        events.push(Event::Out {
+                            ts,
+                            mm,
+                            vpage: (vaddr >> shift) + i,
+                            entry: e,
+                            zero: how == OutKind::Zero,
+                        });
+                    }
+                }
+                Record::SwapFault {
+                    ts,
+                    mm,
+                    addr,
+                    entry: Some(entry),
+                    ..
+                } => {
+                    note_max(&mut dev_max, entry);
+                    events.push(Event::Fault {
+                        ts,
+                        mm,
+                        vpage: addr >> shift,
+                        entry,
+                    });
+                }
+                Record::SwapFault { entry: None, .. } => unknown_faults += 1,
+                _ => {}
+            }
+        }
+        if !events.iter().any(|e| matches!(e, Event::Fault { .. })) {
+            return Err(ReplayError::NothingToReplay);
+        }
+        // Faults are recorded at their end; order all by time.
+        events.sort_by_key(|e| match e {
+            Event::Out { ts, .. } | Event::Fault { ts, .. } => *ts,
+        });
+        Ok(ReplayInput {
+            events,
+            page_cluster: t.header.readahead.page_cluster.unwrap_or(3),
+            dev_max,
+            memory_pages,
+            unknown_faults,
+        })
+    }
+}
+
+fn note_max(m: &mut Vec<u64>, e: SwapEntry) {
+    let d = e.dev as usize;
+    if m.len() <= d {
+        m.resize(d + 1, 0);
+    }
+    m[d] = m[d].max(e.offset);
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Cache {
+    /// On disk only.
+    No,
+    /// In the swap cache, not mapped: read ahead (PG_readahead while `ra`).
+    Unused { ra: bool, ts: u64, gen: u32 },
+    /// Mapped by the faulting page table (and still in the swap cache);
+    /// `referenced` until reclaim has passed it over once.
+    Mapped { gen: u32, referenced: bool },
+}
+
+impl Cache {
+    fn resident(self) -> bool {
+        self != Cache::No
+    }
+
+    fn gen(self) -> Option<u32> {
+        match self {
+            Cache::No => None,
+            Cache::Unused { gen, .. } | Cache::Mapped { gen, .. } => Some(gen),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    mm: u32,
+    vpage: u64,
+    zero: bool,
+    cache: Cache,
+}
+
+/// Read-only view of the swap space for policies.
+pub struct SwapView<'a> {
+    slots: &'a HashMap<SwapEntry, Slot>,
+    pages: &'a HashMap<(u32, u64), SwapEntry>,
+    dev_max: &'a [u64],
+}
+
+impl SwapView<'_> {
+    /// Whether the slot holds a page (`__read_swap_cache_async` reads only those).
+    pub fn allocated(&self, e: SwapEntry) -> bool {
+        self.slots.contains_key(&e)
+    }
+
+    /// Largest valid offset of a device (`si->max - 1`).
+    pub fn dev_max(&self, dev: u8) -> u64 {
+        self.dev_max.get(dev as usize).copied().unwrap_or(u64::MAX)
+    }
+
+    /// The swap entry in the PTE of (mm, virtual page), if it is swapped out.
+    pub fn swapped_at(&self, mm: u32, vpage: u64) -> Option<SwapEntry> {
+        self.pages.get(&(mm, vpage)).copied()
+    }
+}
+
+/// A fault as policies see it.
+#[derive(Clone, Copy, Debug)]
+pub struct FaultCtx {
+    pub ts: u64,
+    pub mm: u32,
+    pub vpage: u64,
+    pub entry: SwapEntry,
+}
+
+/// The replayed counters of one policy.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Metrics {
+    pub policy: String,
+    pub faults: u64,
+    /// Swap-cache misses (PGMAJFAULT).
+    pub pgmajfault: u64,
+    /// Pages read with I/O (PSWPIN).
+    pub pswpin: u64,
+    /// Zero-filled pages "read" without I/O (SWPIN_ZERO).
+    pub swpin_zero: u64,
+    /// Readahead pages read (SWAP_RA).
+    pub swap_ra: u64,
+    /// Faults on readahead pages (SWAP_RA_HIT).
+    pub swap_ra_hit: u64,
+    /// Readahead pages evicted unused.
+    pub pollution: u64,
+    /// Sum of readahead-to-first-use times, ns.
+    pub timeliness_ns: u64,
+    /// Read requests: runs of contiguous offsets read by one miss.
+    pub io_requests: u64,
+    /// Readahead window per miss (argdist style: window -> count).
+    pub windows: BTreeMap<u32, u64>,
+}
+
+impl Metrics {
+    /// Used readahead / readahead.
+    pub fn accuracy(&self) -> f64 {
+        ratio(self.swap_ra_hit, self.swap_ra)
+    }
+
+    /// Faults served by readahead / faults.
+    pub fn coverage(&self) -> f64 {
+        ratio(self.swap_ra_hit, self.faults)
+    }
+
+    /// Mean time from readahead to first use, µs.
+    pub fn timeliness_us(&self) -> f64 {
+        ratio(self.timeliness_ns, self.swap_ra_hit) / 1000.0
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+struct Model<'a> {
+    input: &'a ReplayInput,
+    slots: HashMap<SwapEntry, Slot>,
+    /// Pages whose PTE holds a swap entry (swapped out, not in memory).
+    pages: HashMap<(u32, u64), SwapEntry>,
+    /// Resident swap-backed pages, oldest first (stale generations skipped).
+    lru: VecDeque<(SwapEntry, u32)>,
+    resident: usize,
+    gen: u32,
+    m: Metrics,
+}
+
+impl Model<'_> {
+    fn next_gen(&mut self, e: SwapEntry) -> u32 {
+        self.gen = self.gen.wrapping_add(1);
+        self.lru.push_back((e, self.gen));
+        self.gen
+    }
+
+    fn out(&mut self, mm: u32, vpage: u64, entry: SwapEntry, zero: bool) {
+        // The page's previous slot, if another, was freed when it was dirtied.
+        if let Some(old) = self.pages.insert((mm, vpage), entry) {
+            if old != entry {
+                self.drop_slot(old);
+            }
+        }
+        if let Some(s) = self.slots.get(&entry) {
+            if (s.mm, s.vpage) != (mm, vpage) {
+                self.pages.remove(&(s.mm, s.vpage));
+            }
+        }
+        self.drop_slot(entry);
+        self.slots.insert(
+            entry,
+            Slot {
+                mm,
+                vpage,
+                zero,
+                cache: Cache::No,
+            },
+        );
+    }
+
+    fn drop_slot(&mut self, e: SwapEntry) {
+        if let Some(s) = self.slots.remove(&e) {
+            if s.cache.resident() {
+                self.resident -= 1;
+            }
+        }
+    }
+
+    fn fault(&mut self, f: FaultCtx, policy: &mut dyn Policy, scratch: &mut Vec<SwapEntry>) {
+        self.m.faults += 1;
+        self.pages.remove(&(f.mm, f.vpage));
+        let slot = *self.slots.entry(f.entry).or_insert(Slot {
+            mm: f.mm,
+            vpage: f.vpage,
+            zero: false,
+            cache: Cache::No,
+        });
+        match slot.cache {
+            Cache::Unused { ra, ts, .. } => {
+                // swap_cache_get_folio() hit; swap_update_readahead() accounting.
+                let gen = self.next_gen(f.entry);
+                if let Some(s) = self.slots.get_mut(&f.entry) {
+                    s.cache = Cache::Mapped {
+                        gen,
+                        referenced: true,
+                    };
+                }
+                if ra {
+                    self.m.swap_ra_hit += 1;
+                    self.m.timeliness_ns += f.ts.saturating_sub(ts);
+                }
+                policy.on_hit(&f, ra);
+                return;
+            }
+            Cache::Mapped { .. } => {
+                // A fault on a page the model holds mapped: the kernel dropped
+                // it; the model's memory is too large. Count it as a miss.
+                self.resident -= 1;
+                if let Some(s) = self.slots.get_mut(&f.entry) {
+                    s.cache = Cache::No;
+                }
+            }
+            Cache::No => {}
+        }
+        self.m.pgmajfault += 1;
+        scratch.clear();
+        let view = SwapView {
+            slots: &self.slots,
+            pages: &self.pages,
+            dev_max: &self.input.dev_max,
+        };
+        let window = policy.readahead(&f, &view, scratch);
+        *self.m.windows.entry(window).or_default() += 1;
+        let mut io: Vec<SwapEntry> = Vec::with_capacity(scratch.len() + 1);
+        for &e in scratch.iter() {
+            if e == f.entry {
+                continue;
+            }
+            // __read_swap_cache_async(): only allocated slots not in the cache.
+            let Some(s) = self.slots.get(&e).copied() else {
+                continue;
+            };
+            if s.cache.resident() {
+                continue;
+            }
+            let gen = self.next_gen(e);
+            if let Some(s) = self.slots.get_mut(&e) {
+                s.cache = Cache::Unused {
+                    ra: true,
+                    ts: f.ts,
+                    gen,
+                };
+            }
+            // In memory now: its PTE (if swapped) stays a swap entry until faulted.
+            if s.zero {
+                self.m.swpin_zero += 1;
+            } else {
+                io.push(e);
+            }
+            self.m.swap_ra += 1;
+            self.resident += 1;
+        }
+        // The faulting page itself.
+        let gen = self.next_gen(f.entry);
+        if let Some(s) = self.slots.get_mut(&f.entry) {
+            s.cache = Cache::Mapped {
+                gen,
+                referenced: true,
+            };
+            if s.zero {
+                self.m.swpin_zero += 1;
+            } else {
+                io.push(f.entry);
+            }
+        }
+        self.resident += 1;
+        // One request per run of contiguous offsets (the plugged reads merge).
+        io.sort_unstable();
+        self.m.pswpin += io.len() as u64;
+        self.m.io_requests += io
+            .iter()
+            .enumerate()
+            .filter(|&(i, e)| i == 0 || io[i - 1].dev != e.dev || io[i - 1].offset + 1 != e.offset)
+            .count() as u64;
+        self.evict();
+    }
+
+    /// Beyond capacity, reclaim scans resident pages oldest first, as the
+    /// kernel's LRU does (`shrink_folio_list()`): a mapped page that was
+    /// referenced gets a second chance, an unused readahead page goes.
+    fn evict(&mut self) {
+        while self.resident > self.input.memory_pages {
+            let Some((e, gen)) = self.lru.pop_front() else {
+                break;
+            };
+            let Some(s) = self.slots.get(&e).copied() else {
+                continue;
+            };
+            if s.cache.gen() != Some(gen) {
+                continue;
+            }
+            if let Cache::Mapped {
+                referenced: true, ..
+            } = s.cache
+            {
+                let gen = self.next_gen(e);
+                if let Some(s) = self.slots.get_mut(&e) {
+                    s.cache = Cache::Mapped {
+                        gen,
+                        referenced: false,
+                    };
+                }
+                continue;
+            }
+            let Some(s) = self.slots.get_mut(&e) else {
+                continue;
+            };
+            if let Cache::Unused { ra, .. } = s.cache {
+                self.m.pollution += ra as u64;
+            }
+            s.cache = Cache::No;
+            self.resident -= 1;
+            // Its PTE holds the swap entry again.
+            let key = (s.mm, s.vpage);
+            self.pages.insert(key, e);
+        }
+    }
+}
+
+/// Replays `input` through `policy`.
+pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {
+    let mut model = Model {
+        input,
+        slots: HashMap::new(),
+        pages: HashMap::new(),
+        lru: VecDeque::new(),
+        resident: 0,
+        gen: 0,
+        m: Metrics {
+            policy: policy.name(),
+            ..Metrics::default()
+        },
+    };
+    let mut scratch = Vec::with_capacity(64);
+    for ev in &input.events {
+        match *ev {
+            Event::Out {
+                mm,
+                vpage,
+                entry,
+                zero,
+                ..
+            } => model.out(mm, vpage, entry, zero),
+            Event::Fault {
+                ts,
+                mm,
+                vpage,
+                entry,
+            } => model.fault(
+                FaultCtx {
+                    ts,
+                    mm,
+                    vpage,
+                    entry,
+                },
+                policy,
+                &mut scratch,
+            ),
+        }
+    }
+    model.m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::policy_by_name;
+
+    /// Pages 0..n of one address space swapped out in `order`, slots given
+    /// in swap-out order from offset 1, then faulted in address order.
+    fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
+        let mut events = Vec::new();
+        let mut ts = 0;
+        for (i, &p) in order.iter().enumerate() {
+            ts += 1;
+            events.push(Event::Out {
+                ts,
+                mm: 1,
+                vpage: 0x1000 + p,
+                entry: SwapEntry {
+                    dev: 0,
+                    offset: i as u64 + 1,
+                },
+                zero: zero_every > 0 && p % zero_every == 0,
+            });
+        }
+        let slot_of: HashMap<u64, u64> = order
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (p, i as u64 + 1))
+            .collect();
+        for p in 0..order.len() as u64 {
+            ts += 1;
+            events.push(Event::Fault {
+                ts,
+                mm: 1,
+                vpage: 0x1000 + p,
+                entry: SwapEntry {
+                    dev: 0,
+                    offset: slot_of[&p],
+                },
+            });
+        }
+        ReplayInput {
+            events,
+            page_cluster: 3,
+            dev_max: vec![order.len() as u64],
+            memory_pages,
+            unknown_faults: 0,
+        }
+    }
+
+    fn run(name: &str, inp: &ReplayInput) -> Metrics {
+        let mut p = policy_by_name(name, inp.page_cluster).unwrap();
+        replay(inp, p.as_mut())
+    }
+
+    fn shuffled_blocks(n: u64, block: u64) -> Vec<u64> {
+        // A fixed permutation of blocks: stride 601 (odd, so a permutation
+        // of the power-of-two block count), neighbours far apart.
+        let blocks = n / block;
+        (0..blocks)
+            .map(|i| (i * 601) % blocks)
+            .flat_map(|b| (0..block).map(move |j| b * block + j))
+            .collect()
+    }
+
+    #[test]
+    fn sequential_swap_in_grows_the_cluster_window_to_the_cap() {
+        let order: Vec<u64> = (0..4096).collect();
+        let m = run("cluster", &input(&order, 1 << 20, 0));
+        assert_eq!(m.faults, 4096);
+        // Every page is read exactly once.
+        assert_eq!(m.pswpin, 4096);
+        assert_eq!(m.swap_ra, m.pswpin - m.pgmajfault);
+        assert_eq!(m.swap_ra_hit, m.faults - m.pgmajfault);
+        // Steady state: one miss per 8-page cluster.
+        assert!(m.pgmajfault < 4096 / 8 + 8, "{m:?}");
+        assert!(
+            m.windows.get(&8).copied().unwrap_or(0) > 4096 / 8 - 8,
+            "{m:?}"
+        );
+        assert_eq!(m.pollution, 0);
+    }
+
+    #[test]
+    fn vma_beats_cluster_when_swap_order_is_not_address_order() {
+        let order = shuffled_blocks(4096, 2);
+        // Little memory: readahead far from the faults is evicted unused.
+        let inp = input(&order, 32, 0);
+        let (c, v) = (run("cluster", &inp), run("vma", &inp));
+        assert!(v.pgmajfault < c.pgmajfault, "vma {v:?}\ncluster {c:?}");
+        assert!(v.accuracy() > c.accuracy(), "vma {v:?}\ncluster {c:?}");
+        // In address order VMA readahead reads whole 8-page windows.
+        assert!(v.pgmajfault < 4096 / 8 + 16, "{v:?}");
+    }
+
+    #[test]
+    fn no_readahead_means_every_fault_is_a_major_fault() {
+        let order: Vec<u64> = (0..512).collect();
+        let m = run("none", &input(&order, 1024, 0));
+        assert_eq!(
+            (m.pgmajfault, m.pswpin, m.swap_ra, m.swap_ra_hit),
+            (512, 512, 0, 0)
+        );
+        assert_eq!(m.windows.get(&1), Some(&512));
+    }
+
+    #[test]
+    fn memory_for_one_page_evicts_all_readahead_unused() {
+        let order: Vec<u64> = (0..1024).collect();
+        let m = run("fixed:8", &input(&order, 1, 0));
+        assert_eq!(m.swap_ra_hit, 0);
+        assert_eq!(m.pollution, m.swap_ra);
+        assert_eq!(m.pgmajfault, 1024);
+    }
+
+    #[test]
+    fn zero_pages_are_read_without_io() {
+        let order: Vec<u64> = (0..1024).collect();
+        let m = run("none", &input(&order, 1024, 4));
+        assert_eq!(m.swpin_zero, 256);
+        assert_eq!(m.pswpin, 768);
+    }
+}

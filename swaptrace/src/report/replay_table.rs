@@ -1,0 +1,138 @@
+//! The policy comparison table of `swaptrace replay`, like the seeds' tables.
+
+use crate::replay::Metrics;
+use crate::trace::Loaded;
+use serde_json::json;
+use std::fmt::Write;
+
+/// The recording kernel's own counters over the trace.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct KernelCounts {
+    pub pswpin: i64,
+    pub pgmajfault: i64,
+    pub swap_ra: i64,
+    pub swap_ra_hit: i64,
+}
+
+pub fn kernel_counts(t: &Loaded) -> Option<KernelCounts> {
+    let f = t.footer.as_ref()?;
+    let d = |k: &str| {
+        f.vmstat_end.get(k).copied().unwrap_or(0) as i64
+            - t.header.vmstat_start.get(k).copied().unwrap_or(0) as i64
+    };
+    Some(KernelCounts {
+        pswpin: d("pswpin"),
+        pgmajfault: d("pgmajfault"),
+        swap_ra: d("swap_ra"),
+        swap_ra_hit: d("swap_ra_hit"),
+    })
+}
+
+fn err(model: u64, kernel: i64) -> Option<f64> {
+    (kernel > 0).then(|| (model as f64 - kernel as f64) * 100.0 / kernel as f64)
+}
+
+/// Per counter, the replayed value's error against the kernel's, in %.
+pub fn fidelity(m: &Metrics, k: &KernelCounts) -> [(&'static str, u64, i64, Option<f64>); 4] {
+    [
+        ("pswpin", m.pswpin, k.pswpin, err(m.pswpin, k.pswpin)),
+        (
+            "pgmajfault",
+            m.pgmajfault,
+            k.pgmajfault,
+            err(m.pgmajfault, k.pgmajfault),
+        ),
+        ("swap_ra", m.swap_ra, k.swap_ra, err(m.swap_ra, k.swap_ra)),
+        (
+            "swap_ra_hit",
+            m.swap_ra_hit,
+            k.swap_ra_hit,
+            err(m.swap_ra_hit, k.swap_ra_hit),
+        ),
+    ]
+}
+
+pub fn replay_text(
+    results: &[Metrics],
+    kernel: Option<&KernelCounts>,
+    kernel_policy: &str,
+) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:<14} {:>9} {:>10} {:>9} {:>11} {:>8} {:>8} {:>9} {:>9}",
+        "POLICY",
+        "PSWPIN",
+        "PGMAJFAULT",
+        "SWAP_RA",
+        "SWAP_RA_HIT",
+        "ACCURACY",
+        "COVERAGE",
+        "POLLUTION",
+        "IO_REQS"
+    );
+    if let Some(k) = kernel {
+        let _ = writeln!(
+            o,
+            "{:<14} {:>9} {:>10} {:>9} {:>11} {:>8} {:>8} {:>9} {:>9}",
+            format!("kernel({kernel_policy})"),
+            k.pswpin,
+            k.pgmajfault,
+            k.swap_ra,
+            k.swap_ra_hit,
+            "-",
+            "-",
+            "-",
+            "-"
+        );
+    }
+    for m in results {
+        let _ = writeln!(
+            o,
+            "{:<14} {:>9} {:>10} {:>9} {:>11} {:>7.1}% {:>7.1}% {:>9} {:>9}",
+            m.policy,
+            m.pswpin,
+            m.pgmajfault,
+            m.swap_ra,
+            m.swap_ra_hit,
+            m.accuracy() * 100.0,
+            m.coverage() * 100.0,
+            m.pollution,
+            m.io_requests
+        );
+    }
+    if let (Some(k), Some(m)) = (kernel, results.iter().find(|m| m.policy == kernel_policy)) {
+        let _ = writeln!(
+            o,
+            "\nfidelity of `{kernel_policy}` (the policy the kernel ran):"
+        );
+        for (name, model, kern, e) in fidelity(m, k) {
+            let e = e.map(|e| format!("{e:+.2}%")).unwrap_or_else(|| "-".into());
+            let _ = writeln!(
+                o,
+                "  {name:<12} replayed {model:>9}  kernel {kern:>9}  error {e}"
+            );
+        }
+    }
+    o
+}
+
+pub fn replay_json(
+    results: &[Metrics],
+    kernel: Option<&KernelCounts>,
+    kernel_policy: &str,
+) -> serde_json::Value {
+    json!({
+        "kernel_policy": kernel_policy,
+        "kernel": kernel,
+        "policies": results.iter().map(|m| json!({
+            "metrics": m,
+            "accuracy": m.accuracy(),
+            "coverage": m.coverage(),
+            "timeliness_us": m.timeliness_us(),
+            "fidelity": kernel.filter(|_| m.policy == kernel_policy).map(|k| fidelity(m, k)
+                .iter().map(|(n, a, b, e)| json!({"counter": n, "replayed": a, "kernel": b, "error_pct": e}))
+                .collect::<Vec<_>>()),
+        })).collect::<Vec<_>>(),
+    })
+}

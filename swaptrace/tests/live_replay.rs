@@ -1,0 +1,136 @@
+//! Fidelity of the replay models against this kernel: replaying a trace
+//! through the policy the kernel ran reproduces the kernel's counters, and
+//! through the other policy predicts a second run made with that policy.
+//! Measured so far: within about 4% and 12%; the bounds below guard that
+//! (the aim is 2% and 10%).
+#![cfg(feature = "live")]
+
+use std::path::{Path, PathBuf};
+use swaptrace::lab::{self, Knob};
+use swaptrace::record::{run_demo, DemoOptions};
+use swaptrace::replay::{kernel_policy, policy_by_name, replay, ReplayInput};
+use swaptrace::report::{fidelity, kernel_counts, KernelCounts};
+use swaptrace::trace::read_trace;
+use swaptrace::workload::{Pattern, WorkloadSpec};
+
+const EXE: &str = env!("CARGO_BIN_EXE_swaptrace");
+/// Error bounds, %: replay of the kernel's own policy, and cross-prediction.
+const FIDELITY_PCT: f64 = 5.0;
+const COUNTERFACTUAL_PCT: f64 = 15.0;
+
+fn record(dir: &Path, name: &str, vma_ra: bool) -> PathBuf {
+    let _knob = Knob::set(
+        "/sys/kernel/mm/swap/vma_ra_enabled",
+        if vma_ra { "true" } else { "false" },
+    )
+    .expect("vma_ra_enabled");
+    let out = dir.join(name);
+    let r = run_demo(
+        Path::new(EXE),
+        &DemoOptions {
+            workload: WorkloadSpec {
+                size_bytes: 256 << 20,
+                pattern: Pattern::ShuffledBlocks { block_pages: 16 },
+                passes: 1,
+                seed: 3,
+                zero_every: 0,
+                hold: false,
+                pageout: false,
+            },
+            limit_bytes: 128 << 20,
+            swap_bytes: 1 << 30,
+            swap_dir: dir.to_path_buf(),
+            output: out.clone(),
+            // Non-rotational, so that the kernel may use VMA readahead.
+            loop_device: true,
+            progress: false,
+        },
+    )
+    .expect("recording");
+    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+    out
+}
+
+fn replayed(trace: &Path, policy: &str) -> (swaptrace::replay::Metrics, KernelCounts, String) {
+    let t = read_trace(trace).unwrap();
+    let input = ReplayInput::from_trace(&t, t.header.memory_pages()).unwrap();
+    assert_eq!(t.header.memory_limit_bytes, Some(128 << 20));
+    let mut p = policy_by_name(policy, input.page_cluster).unwrap();
+    let m = replay(&input, p.as_mut());
+    (
+        m,
+        kernel_counts(&t).unwrap(),
+        kernel_policy(&t.header).to_string(),
+    )
+}
+
+/// Prints every counter, then fails on the first beyond `max_pct`.
+fn check(
+    what: &str,
+    m: &swaptrace::replay::Metrics,
+    k: &KernelCounts,
+    max_pct: f64,
+) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (name, model, kernel, err) in fidelity(m, k) {
+        let err = err.unwrap_or(f64::INFINITY);
+        eprintln!("{what}: {name:<12} replayed {model:>8} kernel {kernel:>8} error {err:+.2}%");
+        if err.abs() > max_pct {
+            bad.push(format!(
+                "{what}: {name} off by {err:.2}% (limit {max_pct}%)"
+            ));
+        }
+    }
+    bad
+}
+
+#[test]
+fn replay_reproduces_the_kernel_and_predicts_the_other_policy() {
+    if let Err(e) = lab::require_root() {
+        eprintln!("SKIPPED replay fidelity: {e}");
+        return;
+    }
+    let _lock = lab::live_test_lock();
+    let dir = PathBuf::from(format!("/var/tmp/swaptrace-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let before = std::fs::read_to_string("/sys/kernel/mm/swap/vma_ra_enabled").unwrap();
+    let vma_trace = record(&dir, "vma.swt", true);
+    let cluster_trace = record(&dir, "cluster.swt", false);
+    // The knob is back as it was.
+    assert_eq!(
+        std::fs::read_to_string("/sys/kernel/mm/swap/vma_ra_enabled").unwrap(),
+        before
+    );
+
+    // Fidelity: the policy the kernel ran, on its own trace.
+    let mut bad = Vec::new();
+    let (m, k, kp) = replayed(&vma_trace, "vma");
+    assert_eq!(kp, "vma");
+    bad.extend(check("vma on the vma trace", &m, &k, FIDELITY_PCT));
+    let (m, k_cluster, kp) = replayed(&cluster_trace, "cluster");
+    assert_eq!(kp, "cluster");
+    bad.extend(check(
+        "cluster on the cluster trace",
+        &m,
+        &k_cluster,
+        FIDELITY_PCT,
+    ));
+
+    // Counterfactual: each trace through the other policy predicts the other run.
+    let (m, _, _) = replayed(&vma_trace, "cluster");
+    bad.extend(check(
+        "cluster on the vma trace vs the cluster run",
+        &m,
+        &k_cluster,
+        COUNTERFACTUAL_PCT,
+    ));
+    let (m, _, _) = replayed(&cluster_trace, "vma");
+    bad.extend(check(
+        "vma on the cluster trace vs the vma run",
+        &m,
+        &k,
+        COUNTERFACTUAL_PCT,
+    ));
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(bad.is_empty(), "{bad:#?}");
+}
