@@ -74,6 +74,16 @@ fn main() {
     let trace = dir.join("bench.swt");
     let (mut base, mut traced) = (Vec::new(), Vec::new());
     let (mut events, mut lost, mut bytes, mut rec_secs) = (0u64, 0u64, 0u64, 0f64);
+    // The workload under `record`, in the cgroup, unfiltered.
+    let run_traced = || {
+        record(&RecordOptions {
+            output: trace.clone(),
+            command: shell(&cmd, &report),
+            spawn_cgroup: Some(cg.path().to_path_buf()),
+            ..RecordOptions::default()
+        })
+        .expect("record")
+    };
     println!(
         "{runs} runs each of {} MiB {} in a 128 MiB cgroup, swap on {}",
         spec.size_bytes >> 20,
@@ -91,13 +101,7 @@ fn main() {
         } else {
             None
         };
-        let r = record(&RecordOptions {
-            output: trace.clone(),
-            command: shell(&cmd, &report),
-            spawn_cgroup: Some(cg.path().to_path_buf()),
-            ..RecordOptions::default()
-        })
-        .expect("record");
+        let r = run_traced();
         assert_eq!(r.exit_code, Some(0), "workload failed under record");
         let w = workload_secs(&report);
         let b = first.unwrap_or_else(|| baseline(&report));
@@ -132,13 +136,7 @@ fn main() {
     );
     // One more run with kernel.bpf_stats_enabled, for the eBPF time per program.
     if let Ok(_stats) = lab::Knob::set("/proc/sys/kernel/bpf_stats_enabled", "1") {
-        let r = record(&RecordOptions {
-            output: trace.clone(),
-            command: shell(&cmd, &report),
-            spawn_cgroup: Some(cg.path().to_path_buf()),
-            ..RecordOptions::default()
-        })
-        .expect("record");
+        let r = run_traced();
         let w = workload_secs(&report);
         let mut total = 0;
         println!("eBPF run time (one run with bpf_stats_enabled; the workload took {w:.3} s):");

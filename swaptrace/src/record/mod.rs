@@ -207,9 +207,8 @@ impl Recorder {
         })
     }
 
-    /// Appends the records for one event to `out`.
-    pub fn ingest(&mut self, ev: &RawEvent, out: &mut Vec<Record>) {
-        let start = out.len();
+    /// A Task record the first time a thread is seen.
+    fn first_sight(&mut self, ev: &RawEvent, out: &mut Vec<Record>) {
         if self.tasks.insert(ev.tid) {
             out.push(Record::Task {
                 tid: ev.tid,
@@ -217,6 +216,12 @@ impl Recorder {
                 comm: comm(&ev.comm),
             });
         }
+    }
+
+    /// Appends the records for one event to `out`.
+    pub fn ingest(&mut self, ev: &RawEvent, out: &mut Vec<Record>) {
+        let start = out.len();
+        self.first_sight(ev, out);
         let (ts, tid) = (ev.ts_ns, ev.tid);
         let rec = match ev.kind {
             kind::SWAP_OUT => {
@@ -253,27 +258,21 @@ impl Recorder {
                     how,
                 })
             }
-            kind::SWAP_FAULT if ev.flags & exact::ENTRY != 0 => {
-                // From do_swap_page(): the entry is the PTE's own.
-                let mm = self.mm(ev.mm, ev.pid, out);
-                Some(Record::SwapFault {
-                    ts,
-                    dur_ns: ev.aux,
-                    tid,
-                    mm,
-                    addr: ev.addr,
-                    entry: Some(SwapEntry::from_val(ev.entry)),
-                    major: ev.flags & flag::MAJOR != 0,
-                    pages_read: ev.nr,
-                    zero_reads: 0,
-                    zswap_loads: 0,
-                })
-            }
             kind::SWAP_FAULT => {
                 let mm = self.mm(ev.mm, ev.pid, out);
-                // The slot stays: after a read fault the page keeps its swap
-                // entry, and a later fault after a clean reclaim reads it again.
-                let entry = self.slots.get(&(mm, ev.addr >> self.page_shift)).copied();
+                let entry = if ev.flags & exact::ENTRY != 0 {
+                    // From do_swap_page(): the entry is the PTE's own.
+                    Some(SwapEntry::from_val(ev.entry))
+                } else {
+                    // Joined. The slot stays: after a read fault the page keeps
+                    // its entry, and a fault after a clean reclaim reads it again.
+                    self.slots.get(&(mm, ev.addr >> self.page_shift)).copied()
+                };
+                let (zero_reads, zswap_loads) = if ev.flags & exact::ENTRY != 0 {
+                    (0, 0)
+                } else {
+                    ((ev.entry >> 32) as u32, ev.entry as u32)
+                };
                 Some(Record::SwapFault {
                     ts,
                     dur_ns: ev.aux,
@@ -283,8 +282,8 @@ impl Recorder {
                     entry,
                     major: ev.flags & flag::MAJOR != 0,
                     pages_read: ev.nr,
-                    zero_reads: (ev.entry >> 32) as u32,
-                    zswap_loads: ev.entry as u32,
+                    zero_reads,
+                    zswap_loads,
                 })
             }
             kind::SWAP_READ => Some(Record::SwapRead {
@@ -366,13 +365,7 @@ impl Recorder {
     pub fn ingest_free(&mut self, ev: &FreeBatchEvent, out: &mut Vec<Record>) {
         let start = out.len();
         let h = &ev.head;
-        if self.tasks.insert(h.tid) {
-            out.push(Record::Task {
-                tid: h.tid,
-                pid: h.pid,
-                comm: comm(&h.comm),
-            });
-        }
+        self.first_sight(h, out);
         let n = (h.nr as usize).min(ev.entries.len());
         out.push(Record::FreeBatch {
             ts: h.ts_ns,
