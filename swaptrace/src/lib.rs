@@ -10,5 +10,6 @@ pub mod probe;
 pub mod record;
 pub mod replay;
 pub mod report;
+pub mod synth;
 pub mod trace;
 pub mod workload;

@@ -86,6 +86,26 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Write a synthetic trace: pages swapped out in PATTERN order, then
+    /// faulted back in address order (no root needed).
+    Synth {
+        #[arg(short, long)]
+        output: PathBuf,
+        /// seq, random, strided:K, shuffled-blocks:K or multi:P (P processes).
+        #[arg(long, default_value = "shuffled-blocks:16")]
+        pattern: swaptrace::synth::SynthPattern,
+        /// Distinct pages (swap entries).
+        #[arg(long, default_value_t = 65536)]
+        pages: u64,
+        /// Faults (default: one pass over the pages).
+        #[arg(long)]
+        faults: Option<u64>,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Memory the replay assumes, in pages (default: a quarter of the pages).
+        #[arg(long)]
+        memory_pages: Option<u64>,
+    },
     /// The built-in swap workload: touch SIZE of anonymous memory in PATTERN
     /// order, then read it back in address order, checking every page.
     Workload {
@@ -218,6 +238,28 @@ fn run(cli: Cli) -> Result<()> {
             memory_pages,
             json,
         } => replay(trace, policy, params, memory_pages, json),
+        Cmd::Synth {
+            output,
+            pattern,
+            pages,
+            faults,
+            seed,
+            memory_pages,
+        } => {
+            if pages == 0 {
+                bail!("--pages must be at least 1");
+            }
+            let spec = swaptrace::synth::SynthSpec {
+                pattern,
+                pages,
+                faults: faults.unwrap_or(pages),
+                seed,
+                memory_pages: memory_pages.unwrap_or((pages / 4).max(1)),
+            };
+            let n = swaptrace::synth::write(&spec, &output)?;
+            println!("wrote {n} records to {}", output.display());
+            Ok(())
+        }
         Cmd::Workload {
             size,
             pattern,

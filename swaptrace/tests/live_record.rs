@@ -190,3 +190,79 @@ fn command_exit_code_and_missing_command_are_reported() {
     assert!(read_trace(&bad).unwrap().footer.is_some());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn sigint_stops_recording_and_finalizes_the_trace() {
+    let Some(_lock) = live_or_why("sigint_stops_recording_and_finalizes_the_trace") else {
+        return;
+    };
+    let dir = scratch();
+    let out = dir.join("int.swt");
+    let mut child = std::process::Command::new(EXE)
+        .args(["record", "--json", "--duration", "60s", "-o"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t = std::time::Instant::now();
+    let st = child.wait().unwrap();
+    assert!(st.success(), "{st:?}");
+    assert!(t.elapsed().as_secs() < 10, "SIGINT did not stop it");
+    let tr = read_trace(&out).unwrap();
+    assert!(tr.footer.is_some() && tr.problems.is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn cgroup_filter_keeps_only_the_cgroups_tasks() {
+    let Some(_lock) = live_or_why("cgroup_filter_keeps_only_the_cgroups_tasks") else {
+        return;
+    };
+    let dir = scratch();
+    let _swap = lab::SwapFile::create(&dir, 1 << 30, None).unwrap();
+    let cg = lab::MemCgroup::create("swaptrace-filter-", 128 << 20).unwrap();
+    let out = dir.join("cg.swt");
+    let r = record(&RecordOptions {
+        output: out.clone(),
+        command: swaptrace::record::workload_command(
+            std::path::Path::new(EXE),
+            &WorkloadSpec {
+                size_bytes: 256 << 20,
+                pattern: Pattern::ShuffledBlocks { block_pages: 16 },
+                passes: 1,
+                seed: 5,
+                zero_every: 0,
+                hold: false,
+                pageout: false,
+            },
+        ),
+        cgroup: Some(cg.path().to_path_buf()),
+        ..RecordOptions::default()
+    })
+    .unwrap();
+    assert_eq!(r.exit_code, Some(0));
+    let t = read_trace(&out).unwrap();
+    // Every task seen is the workload: one process, alone in the cgroup,
+    // doing its own memcg reclaim; not this (recording) process.
+    let pids: std::collections::BTreeSet<u32> = t
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Task { pid, .. } => Some(*pid),
+            _ => None,
+        })
+        .collect();
+    eprintln!("pids seen: {pids:?}, {:?}", r.summary);
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    assert!(!pids.contains(&std::process::id()));
+    assert!(r.summary.faults > 20_000, "{:?}", r.summary);
+    assert!(r.summary.swap_outs > 20_000, "{:?}", r.summary);
+    assert!(t.header.target.contains("cgroup"));
+    assert_eq!(t.header.memory_limit_bytes, Some(128 << 20));
+    drop(cg);
+    drop(_swap);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -45,68 +45,96 @@ pub struct ReplayInput {
 
 impl ReplayInput {
     pub fn from_trace(t: &Loaded, memory_pages: usize) -> Result<ReplayInput, ReplayError> {
-        let shift = t.header.page_size.max(1).trailing_zeros();
-        let mut events = Vec::new();
-        let mut unknown_faults = 0;
-        let mut dev_max: Vec<u64> = Vec::new();
+        let mut b = InputBuilder::new(t.header.page_size);
         for r in &t.records {
-            match *r {
-                Record::SwapOut {
-                    ts,
-                    mm,
-                    vaddr,
-                    entry,
-                    nr,
-                    how,
-                    ..
-                } if mm != 0 => {
-                    for i in 0..nr.max(1) as u64 {
-                        let e = SwapEntry {
-                            dev: entry.dev,
-                            offset: entry.offset + i,
-                        };
-                        note_max(&mut dev_max, e);
-                        events.push(Event::Out {
-                            ts,
-                            mm,
-                            vpage: (vaddr >> shift) + i,
-                            entry: e,
-                            zero: how == OutKind::Zero,
-                        });
-                    }
-                }
-                Record::SwapFault {
-                    ts,
-                    mm,
-                    addr,
-                    entry: Some(entry),
-                    ..
-                } => {
-                    note_max(&mut dev_max, entry);
-                    events.push(Event::Fault {
+            b.add(r);
+        }
+        b.finish(t.header.readahead.page_cluster.unwrap_or(3), memory_pages)
+    }
+}
+
+/// Collects replay events from records, one at a time.
+pub struct InputBuilder {
+    shift: u32,
+    events: Vec<Event>,
+    unknown_faults: u64,
+    dev_max: Vec<u64>,
+}
+
+impl InputBuilder {
+    pub fn new(page_size: u64) -> InputBuilder {
+        InputBuilder {
+            shift: page_size.max(1).trailing_zeros(),
+            events: Vec::new(),
+            unknown_faults: 0,
+            dev_max: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, r: &Record) {
+        match *r {
+            Record::SwapOut {
+                ts,
+                mm,
+                vaddr,
+                entry,
+                nr,
+                how,
+                ..
+            } if mm != 0 => {
+                for i in 0..nr.max(1) as u64 {
+                    let e = SwapEntry {
+                        dev: entry.dev,
+                        offset: entry.offset + i,
+                    };
+                    note_max(&mut self.dev_max, e);
+                    self.events.push(Event::Out {
                         ts,
                         mm,
-                        vpage: addr >> shift,
-                        entry,
+                        vpage: (vaddr >> self.shift) + i,
+                        entry: e,
+                        zero: how == OutKind::Zero,
                     });
                 }
-                Record::SwapFault { entry: None, .. } => unknown_faults += 1,
-                _ => {}
             }
+            Record::SwapFault {
+                ts,
+                mm,
+                addr,
+                entry: Some(entry),
+                ..
+            } => {
+                note_max(&mut self.dev_max, entry);
+                self.events.push(Event::Fault {
+                    ts,
+                    mm,
+                    vpage: addr >> self.shift,
+                    entry,
+                });
+            }
+            Record::SwapFault { entry: None, .. } => self.unknown_faults += 1,
+            _ => {}
         }
-        if !events.iter().any(|e| matches!(e, Event::Fault { .. })) {
+    }
+
+    pub fn finish(
+        mut self,
+        page_cluster: u32,
+        memory_pages: usize,
+    ) -> Result<ReplayInput, ReplayError> {
+        if !self.events.iter().any(|e| matches!(e, Event::Fault { .. })) {
             return Err(ReplayError::NothingToReplay);
         }
-        // Faults are recorded at their end; order all by time.
-        events.sort_by_key(|e| match e {
+        // Faults are recorded at their end; order all by time (stable).
+        self.events.sort_by_key(|e| match e {
             Event::Out { ts, .. } | Event::Fault { ts, .. } => *ts,
         });
         Ok(ReplayInput {
-            events,
-            page_cluster: t.header.readahead.page_cluster.unwrap_or(3),
-            dev_max,
+            events: self.events,
+            page_cluster,
+            dev_max: self.dev_max,
             memory_pages,
-            unknown_faults,
+            unknown_faults: self.unknown_faults,
         })
     }
 }
@@ -556,7 +584,7 @@ mod tests {
     fn vma_beats_cluster_when_swap_order_is_not_address_order() {
         let order = shuffled_blocks(4096, 2);
         // Little memory: readahead far from the faults is evicted unused.
-        let inp = input(&order, 32, 0);
+        let inp = input(&order, 1024, 0);
         let (c, v) = (run("cluster", &inp), run("vma", &inp));
         assert!(v.pgmajfault < c.pgmajfault, "vma {v:?}\ncluster {c:?}");
         assert!(v.accuracy() > c.accuracy(), "vma {v:?}\ncluster {c:?}");

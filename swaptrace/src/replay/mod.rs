@@ -6,7 +6,7 @@
 mod engine;
 mod policies;
 
-pub use engine::{replay, Event, FaultCtx, Metrics, ReplayInput, SwapView};
+pub use engine::{replay, Event, FaultCtx, InputBuilder, Metrics, ReplayInput, SwapView};
 pub use policies::{policy_by_name, Policy, POLICY_NAMES};
 
 use crate::trace::Header;

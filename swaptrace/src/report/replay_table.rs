@@ -14,8 +14,12 @@ pub struct KernelCounts {
     pub swap_ra_hit: i64,
 }
 
+/// None for traces without vmstat figures (synthetic, or cut short).
 pub fn kernel_counts(t: &Loaded) -> Option<KernelCounts> {
     let f = t.footer.as_ref()?;
+    if t.header.vmstat_start.is_empty() || f.vmstat_end.is_empty() {
+        return None;
+    }
     let d = |k: &str| {
         f.vmstat_end.get(k).copied().unwrap_or(0) as i64
             - t.header.vmstat_start.get(k).copied().unwrap_or(0) as i64
