@@ -179,10 +179,107 @@ struct Slot {
     cache: Cache,
 }
 
+/// Swap slots by device and offset: dense arrays, as `swap_map` is.
+#[derive(Default)]
+struct SlotTable {
+    devs: Vec<Vec<Option<Slot>>>,
+}
+
+impl SlotTable {
+    fn get(&self, e: &SwapEntry) -> Option<&Slot> {
+        self.devs
+            .get(e.dev as usize)?
+            .get(e.offset as usize)?
+            .as_ref()
+    }
+
+    fn get_mut(&mut self, e: &SwapEntry) -> Option<&mut Slot> {
+        self.devs
+            .get_mut(e.dev as usize)?
+            .get_mut(e.offset as usize)?
+            .as_mut()
+    }
+
+    fn contains_key(&self, e: &SwapEntry) -> bool {
+        self.get(e).is_some()
+    }
+
+    fn cell(&mut self, e: &SwapEntry) -> &mut Option<Slot> {
+        let (d, o) = (e.dev as usize, e.offset as usize);
+        if self.devs.len() <= d {
+            self.devs.resize_with(d + 1, Vec::new);
+        }
+        let dev = &mut self.devs[d];
+        if dev.len() <= o {
+            dev.resize(o + 1, None);
+        }
+        &mut dev[o]
+    }
+
+    fn insert(&mut self, e: SwapEntry, s: Slot) {
+        *self.cell(&e) = Some(s);
+    }
+
+    fn remove(&mut self, e: &SwapEntry) -> Option<Slot> {
+        self.devs
+            .get_mut(e.dev as usize)?
+            .get_mut(e.offset as usize)?
+            .take()
+    }
+
+    fn get_or_insert(&mut self, e: SwapEntry, s: Slot) -> &mut Slot {
+        self.cell(&e).get_or_insert(s)
+    }
+}
+
+const PMD_PAGES: u64 = 512;
+
+/// Swap PTEs per address space, in PMD-sized leaves (one hash lookup per
+/// fault, the window's neighbours in the same leaf). 0 = no swap entry.
+#[derive(Default)]
+struct PageTable {
+    leaves: HashMap<(u32, u64), Box<[u64; PMD_PAGES as usize]>>,
+}
+
+fn pack(e: SwapEntry) -> u64 {
+    ((e.dev as u64) << 56 | e.offset) + 1
+}
+
+fn unpack(v: u64) -> Option<SwapEntry> {
+    let v = v.checked_sub(1)?;
+    Some(SwapEntry {
+        dev: (v >> 56) as u8,
+        offset: v & ((1 << 56) - 1),
+    })
+}
+
+impl PageTable {
+    fn get(&self, &(mm, vpage): &(u32, u64)) -> Option<SwapEntry> {
+        let leaf = self.leaves.get(&(mm, vpage / PMD_PAGES))?;
+        unpack(leaf[(vpage % PMD_PAGES) as usize])
+    }
+
+    fn insert(&mut self, (mm, vpage): (u32, u64), e: SwapEntry) -> Option<SwapEntry> {
+        let leaf = self
+            .leaves
+            .entry((mm, vpage / PMD_PAGES))
+            .or_insert_with(|| Box::new([0; PMD_PAGES as usize]));
+        unpack(std::mem::replace(
+            &mut leaf[(vpage % PMD_PAGES) as usize],
+            pack(e),
+        ))
+    }
+
+    fn remove(&mut self, &(mm, vpage): &(u32, u64)) -> Option<SwapEntry> {
+        let leaf = self.leaves.get_mut(&(mm, vpage / PMD_PAGES))?;
+        unpack(std::mem::take(&mut leaf[(vpage % PMD_PAGES) as usize]))
+    }
+}
+
 /// Read-only view of the swap space for policies.
 pub struct SwapView<'a> {
-    slots: &'a HashMap<SwapEntry, Slot>,
-    pages: &'a HashMap<(u32, u64), SwapEntry>,
+    slots: &'a SlotTable,
+    pages: &'a PageTable,
     dev_max: &'a [u64],
 }
 
@@ -199,7 +296,7 @@ impl SwapView<'_> {
 
     /// The swap entry in the PTE of (mm, virtual page), if it is swapped out.
     pub fn swapped_at(&self, mm: u32, vpage: u64) -> Option<SwapEntry> {
-        self.pages.get(&(mm, vpage)).copied()
+        self.pages.get(&(mm, vpage))
     }
 }
 
@@ -264,14 +361,18 @@ fn ratio(a: u64, b: u64) -> f64 {
 
 struct Model<'a> {
     input: &'a ReplayInput,
-    slots: HashMap<SwapEntry, Slot>,
+    slots: SlotTable,
     /// Pages whose PTE holds a swap entry (swapped out, not in memory).
-    pages: HashMap<(u32, u64), SwapEntry>,
+    pages: PageTable,
     /// Resident swap-backed pages, oldest first (stale generations skipped).
     lru: VecDeque<(SwapEntry, u32)>,
     resident: usize,
     gen: u32,
     m: Metrics,
+    /// Entries read by the current miss (reused).
+    io: Vec<SwapEntry>,
+    /// Window counts up to 64 pages (the common case, kept out of the map).
+    small_windows: [u64; 65],
 }
 
 impl Model<'_> {
@@ -316,12 +417,15 @@ impl Model<'_> {
     fn fault(&mut self, f: FaultCtx, policy: &mut dyn Policy, scratch: &mut Vec<SwapEntry>) {
         self.m.faults += 1;
         self.pages.remove(&(f.mm, f.vpage));
-        let slot = *self.slots.entry(f.entry).or_insert(Slot {
-            mm: f.mm,
-            vpage: f.vpage,
-            zero: false,
-            cache: Cache::No,
-        });
+        let slot = *self.slots.get_or_insert(
+            f.entry,
+            Slot {
+                mm: f.mm,
+                vpage: f.vpage,
+                zero: false,
+                cache: Cache::No,
+            },
+        );
         match slot.cache {
             Cache::Unused { ra, ts, .. } => {
                 // swap_cache_get_folio() hit; swap_update_readahead() accounting.
@@ -357,8 +461,12 @@ impl Model<'_> {
             dev_max: &self.input.dev_max,
         };
         let window = policy.readahead(&f, &view, scratch);
-        *self.m.windows.entry(window).or_default() += 1;
-        let mut io: Vec<SwapEntry> = Vec::with_capacity(scratch.len() + 1);
+        match self.small_windows.get_mut(window as usize) {
+            Some(n) => *n += 1,
+            None => *self.m.windows.entry(window).or_default() += 1,
+        }
+        let mut io = std::mem::take(&mut self.io);
+        io.clear();
         for &e in scratch.iter() {
             if e == f.entry {
                 continue;
@@ -409,6 +517,7 @@ impl Model<'_> {
             .enumerate()
             .filter(|&(i, e)| i == 0 || io[i - 1].dev != e.dev || io[i - 1].offset + 1 != e.offset)
             .count() as u64;
+        self.io = io;
         self.evict();
     }
 
@@ -458,8 +567,10 @@ impl Model<'_> {
 pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {
     let mut model = Model {
         input,
-        slots: HashMap::new(),
-        pages: HashMap::new(),
+        slots: SlotTable::default(),
+        pages: PageTable::default(),
+        io: Vec::new(),
+        small_windows: [0; 65],
         lru: VecDeque::new(),
         resident: 0,
         gen: 0,
@@ -493,6 +604,11 @@ pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {
                 policy,
                 &mut scratch,
             ),
+        }
+    }
+    for (w, &n) in model.small_windows.iter().enumerate() {
+        if n > 0 {
+            *model.m.windows.entry(w as u32).or_default() += n;
         }
     }
     model.m
