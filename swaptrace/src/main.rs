@@ -66,6 +66,14 @@ enum Cmd {
         /// Only events during swapoff, or only outside it.
         #[arg(long, value_enum, default_value = "all")]
         during: report::During,
+        /// With ra-window: also the windows of these replayed policies
+        /// (comma-separated, or `all`), side by side.
+        #[arg(long)]
+        policy: Option<String>,
+        #[arg(long = "param")]
+        params: Vec<String>,
+        #[arg(long)]
+        memory_pages: Option<usize>,
         #[arg(long)]
         json: bool,
     },
@@ -217,17 +225,43 @@ fn run(cli: Cli) -> Result<()> {
             trace,
             metric,
             during,
+            policy,
+            params,
+            memory_pages,
             json,
         } => {
             let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
             for p in &t.problems {
                 eprintln!("warning: {p}");
             }
-            let h = report::histogram(&t, metric, during)?;
+            let Some(policy) = policy else {
+                let h = report::histogram(&t, metric, during)?;
+                return if json {
+                    print_json(&h.json())
+                } else {
+                    print!("{}", h.text());
+                    Ok(())
+                };
+            };
+            if metric != report::HistMetric::RaWindow {
+                bail!("--policy goes with --metric ra-window");
+            }
+            // The live windows when the trace has them (exact probes).
+            let mut columns: Vec<(String, std::collections::BTreeMap<u64, u64>)> = Vec::new();
+            if let Ok(h) = report::histogram(&t, metric, during) {
+                if let Some(c) = h.count {
+                    columns.push(("live".into(), c.counts));
+                }
+            }
+            let (results, _) = run_policies(&t, &policy, &params, memory_pages)?;
+            for m in results {
+                let counts = m.windows.iter().map(|(&w, &n)| (w as u64, n)).collect();
+                columns.push((m.policy, counts));
+            }
             if json {
-                print_json(&h.json())
+                print_json(&report::window_columns_json(&columns))
             } else {
-                print!("{}", h.text());
+                print!("{}", report::window_columns_text(&columns));
                 Ok(())
             }
         }
@@ -343,14 +377,38 @@ fn replay(
     memory_pages: Option<usize>,
     json: bool,
 ) -> Result<()> {
-    use swaptrace::replay::{kernel_policy, policy_by_name, replay_all, ReplayInput};
     let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
     for p in &t.problems {
         eprintln!("warning: {p}");
     }
+    let (results, unknown_faults) = run_policies(&t, &policy, &params, memory_pages)?;
+    let kernel = report::kernel_counts(&t);
+    let kp = swaptrace::replay::kernel_policy(&t.header);
+    if json {
+        print_json(&report::replay_json(&results, kernel.as_ref(), kp))
+    } else {
+        if unknown_faults > 0 {
+            eprintln!(
+                "note: {unknown_faults} faults without a recorded swap-out entry are not replayed"
+            );
+        }
+        print!("{}", report::replay_text(&results, kernel.as_ref(), kp));
+        Ok(())
+    }
+}
+
+/// Replays `t` through the named policies (`all`: the standard set); also
+/// returns the faults that could not be replayed.
+fn run_policies(
+    t: &swaptrace::trace::Loaded,
+    policy: &str,
+    params: &[String],
+    memory_pages: Option<usize>,
+) -> Result<(Vec<swaptrace::replay::Metrics>, u64)> {
+    use swaptrace::replay::{policy_by_name, replay_all, ReplayInput};
     let pages = memory_pages.unwrap_or_else(|| t.header.memory_pages());
-    let mut input = ReplayInput::from_trace(&t, pages)?;
-    for p in &params {
+    let mut input = ReplayInput::from_trace(t, pages)?;
+    for p in params {
         match p.split_once('=') {
             Some(("page-cluster", v)) => {
                 input.page_cluster = v
@@ -371,21 +429,7 @@ fn replay(
         .iter()
         .map(|n| policy_by_name(n, input.page_cluster))
         .collect::<Result<Vec<_>, _>>()?;
-    let results = replay_all(&input, policies);
-    let kernel = report::kernel_counts(&t);
-    let kp = kernel_policy(&t.header);
-    if json {
-        print_json(&report::replay_json(&results, kernel.as_ref(), kp))
-    } else {
-        if input.unknown_faults > 0 {
-            eprintln!(
-                "note: {} faults without a recorded swap-out entry are not replayed",
-                input.unknown_faults
-            );
-        }
-        print!("{}", report::replay_text(&results, kernel.as_ref(), kp));
-        Ok(())
-    }
+    Ok((replay_all(&input, policies), input.unknown_faults))
 }
 
 fn doctor(json: bool) -> Result<()> {

@@ -140,3 +140,46 @@ pub fn replay_json(
         })).collect::<Vec<_>>(),
     })
 }
+
+/// Window histograms of several sources (live, policies) side by side,
+/// argdist style: one row per window, one column per source.
+pub fn window_columns_text(cols: &[(String, std::collections::BTreeMap<u64, u64>)]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "r::swapin_nr_pages(unsigned long offset):unsigned long:$retval"
+    );
+    let mut values: Vec<u64> = cols.iter().flat_map(|(_, c)| c.keys().copied()).collect();
+    values.sort_unstable();
+    values.dedup();
+    let _ = write!(o, "\t{:<16}", "EVENT");
+    for (name, _) in cols {
+        let _ = write!(o, " {name:>12}");
+    }
+    let _ = writeln!(o);
+    for v in values {
+        let _ = write!(o, "\t{:<16}", format!("$retval = {v}"));
+        for (_, c) in cols {
+            let _ = write!(o, " {:>12}", c.get(&v).copied().unwrap_or(0));
+        }
+        let _ = writeln!(o);
+    }
+    let _ = write!(o, "\t{:<16}", "total");
+    for (_, c) in cols {
+        let _ = write!(o, " {:>12}", c.values().sum::<u64>());
+    }
+    let _ = writeln!(o);
+    o
+}
+
+pub fn window_columns_json(
+    cols: &[(String, std::collections::BTreeMap<u64, u64>)],
+) -> serde_json::Value {
+    json!({
+        "title": "swapin_nr_pages() return",
+        "sources": cols.iter().map(|(name, c)| json!({
+            "source": name,
+            "counts": c.iter().map(|(v, n)| json!({"value": v, "count": n})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
