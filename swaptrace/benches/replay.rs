@@ -42,8 +42,8 @@ fn main() {
         t.elapsed().as_secs_f64(),
         rss_input / 1024
     );
-    for name in ["cluster", "vma", "none", "fixed:8"] {
-        let mut p = policy_by_name(name, 3).expect("policy");
+    for name in ["cluster", "vma", "none", "fixed:8", "leap"] {
+        let mut p = policy_by_name(name, &input).expect("policy");
         let t = Instant::now();
         let m = replay(&input, p.as_mut());
         let s = t.elapsed().as_secs_f64();

@@ -81,7 +81,7 @@ enum Cmd {
     /// with what the kernel did.
     Replay {
         trace: PathBuf,
-        /// Comma-separated: cluster, vma, none, fixed:N, or `all`.
+        /// Comma-separated: cluster, vma, none, fixed:N, leap, oracle, or `all`.
         #[arg(long, default_value = "all")]
         policy: String,
         /// page-cluster=N overrides the recorded /proc/sys/vm/page-cluster.
@@ -421,13 +421,13 @@ fn run_policies(
         }
     }
     let names: Vec<&str> = if policy == "all" {
-        vec!["cluster", "vma", "none", "fixed:8"]
+        vec!["cluster", "vma", "none", "fixed:8", "leap", "oracle"]
     } else {
         policy.split(',').map(str::trim).collect()
     };
     let policies = names
         .iter()
-        .map(|n| policy_by_name(n, input.page_cluster))
+        .map(|n| policy_by_name(n, &input))
         .collect::<Result<Vec<_>, _>>()?;
     Ok((replay_all(&input, policies), input.unknown_faults))
 }

@@ -55,7 +55,7 @@ fn replayed(trace: &Path, policy: &str) -> (swaptrace::replay::Metrics, KernelCo
     let t = read_trace(trace).unwrap();
     let input = ReplayInput::from_trace(&t, t.header.memory_pages()).unwrap();
     assert_eq!(t.header.memory_limit_bytes, Some(128 << 20));
-    let mut p = policy_by_name(policy, input.page_cluster).unwrap();
+    let mut p = policy_by_name(policy, &input).unwrap();
     let m = replay(&input, p.as_mut());
     (
         m,

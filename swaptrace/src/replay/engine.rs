@@ -664,7 +664,7 @@ mod tests {
     }
 
     fn run(name: &str, inp: &ReplayInput) -> Metrics {
-        let mut p = policy_by_name(name, inp.page_cluster).unwrap();
+        let mut p = policy_by_name(name, inp).unwrap();
         replay(inp, p.as_mut())
     }
 
@@ -706,6 +706,28 @@ mod tests {
         assert!(v.accuracy() > c.accuracy(), "vma {v:?}\ncluster {c:?}");
         // In address order VMA readahead reads whole 8-page windows.
         assert!(v.pgmajfault < 4096 / 8 + 16, "{v:?}");
+    }
+
+    #[test]
+    fn the_oracle_wastes_nothing_and_leap_follows_strides() {
+        // Swapped out with stride 4: cluster reads neighbours that are far
+        // away in address order; the oracle reads only what comes next.
+        let order: Vec<u64> = (0..4)
+            .flat_map(|r| (0..1024u64).map(move |i| i * 4 + r))
+            .collect();
+        let roomy = input(&order, 1 << 20, 0);
+        let o = run("oracle", &roomy);
+        assert_eq!((o.pollution, o.swap_ra_hit), (0, o.swap_ra), "{o:?}");
+        let tight = input(&order, 48, 0);
+        let (c, o, l) = (
+            run("cluster", &tight),
+            run("oracle", &tight),
+            run("leap", &tight),
+        );
+        eprintln!("cluster {c:?}\noracle {o:?}\nleap {l:?}");
+        assert!(o.accuracy() >= c.accuracy(), "oracle {o:?}\ncluster {c:?}");
+        // Faults in address order touch offsets with a +1024 stride: Leap's trend.
+        assert!(l.pgmajfault < c.pgmajfault, "leap {l:?}\ncluster {c:?}");
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! Swap readahead policies, each a port of the kernel code it names.
 
-use super::engine::{FaultCtx, SwapView};
+use super::engine::{Event, FaultCtx, ReplayInput, SwapView};
 use super::ReplayError;
 use crate::trace::SwapEntry;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 /// What a policy decides: the pages a swap-cache miss reads.
 pub trait Policy: Send {
@@ -15,16 +15,19 @@ pub trait Policy: Send {
     fn on_hit(&mut self, _f: &FaultCtx, _readahead: bool) {}
 }
 
-pub const POLICY_NAMES: &[&str] = &["cluster", "vma", "none", "fixed:N"];
+pub const POLICY_NAMES: &[&str] = &["cluster", "vma", "none", "fixed:N", "leap", "oracle"];
 
-/// A policy by name (`cluster`, `vma`, `none`, `fixed:N`) for a trace
-/// recorded with `page_cluster`.
-pub fn policy_by_name(name: &str, page_cluster: u32) -> Result<Box<dyn Policy>, ReplayError> {
+/// A policy by name (`cluster`, `vma`, `none`, `fixed:N`, `leap`, `oracle`)
+/// for `input` (the oracle reads its future).
+pub fn policy_by_name(name: &str, input: &ReplayInput) -> Result<Box<dyn Policy>, ReplayError> {
+    let page_cluster = input.page_cluster;
     let bad = |why: &str| ReplayError::BadParam(name.to_string(), why.to_string());
     match name {
         "cluster" => Ok(Box::new(Cluster::new(page_cluster))),
         "vma" => Ok(Box::new(Vma::new(page_cluster))),
         "none" => Ok(Box::new(Fixed { pages: 1 })),
+        "leap" => Ok(Box::new(Leap::new(page_cluster))),
+        "oracle" => Ok(Box::new(Oracle::new(input))),
         _ => match name.strip_prefix("fixed:") {
             Some(n) => {
                 let pages: u32 = n.parse().map_err(|_| bad("N must be a number"))?;
@@ -242,9 +245,186 @@ impl Policy for Fixed {
     }
 }
 
+/// Leap (USENIX ATC 2020): the majority trend of recent swap-offset deltas
+/// (Boyer-Moore vote over the last 4, 8, 16, 32 faults) prefetches along the
+/// trend; the window grows with prefetch hits; no trend falls back to
+/// cluster readahead.
+pub struct Leap {
+    max_pages: u32,
+    history: VecDeque<u64>,
+    hits: u32,
+    prev_win: u32,
+    fallback: Cluster,
+}
+
+const LEAP_HISTORY: usize = 32;
+
+impl Leap {
+    pub fn new(page_cluster: u32) -> Leap {
+        Leap {
+            max_pages: 1 << page_cluster.min(10),
+            history: VecDeque::with_capacity(LEAP_HISTORY + 1),
+            hits: 0,
+            prev_win: 0,
+            fallback: Cluster::new(page_cluster),
+        }
+    }
+
+    fn remember(&mut self, offset: u64) {
+        self.history.push_back(offset);
+        if self.history.len() > LEAP_HISTORY + 1 {
+            self.history.pop_front();
+        }
+    }
+}
+
+/// The delta that is a strict majority among the last `w` deltas, for the
+/// smallest w of 4, 8, 16, 32 that has one (Boyer-Moore majority vote).
+pub fn majority_trend(history: &VecDeque<u64>) -> Option<i64> {
+    let deltas: Vec<i64> = history
+        .iter()
+        .zip(history.iter().skip(1))
+        .map(|(a, b)| b.wrapping_sub(*a) as i64)
+        .collect();
+    let mut w = 4;
+    while w <= deltas.len() {
+        let recent = &deltas[deltas.len() - w..];
+        let (mut cand, mut count) = (0i64, 0usize);
+        for &d in recent {
+            if count == 0 {
+                cand = d;
+                count = 1;
+            } else if d == cand {
+                count += 1;
+            } else {
+                count -= 1;
+            }
+        }
+        if cand != 0 && recent.iter().filter(|&&d| d == cand).count() > w / 2 {
+            return Some(cand);
+        }
+        w *= 2;
+    }
+    None
+}
+
+impl Policy for Leap {
+    fn name(&self) -> String {
+        "leap".into()
+    }
+
+    fn readahead(&mut self, f: &FaultCtx, view: &SwapView, out: &mut Vec<SwapEntry>) -> u32 {
+        self.remember(f.entry.offset);
+        let Some(delta) = majority_trend(&self.history) else {
+            self.hits = 0;
+            return self.fallback.readahead(f, view, out);
+        };
+        // Window as __swapin_nr_pages() sizes it, a trend standing in for an
+        // adjacent offset: hits + 2 rounded up, at least half the last window.
+        let hits = std::mem::take(&mut self.hits);
+        let mut win = hits + 2;
+        if hits > 0 {
+            win = win.next_power_of_two().max(4);
+        }
+        let win = win.min(self.max_pages).max(self.prev_win / 2).max(1);
+        self.prev_win = win;
+        for k in 1..win as i64 {
+            let off = f.entry.offset as i64 + delta * k;
+            if off <= 0 || off as u64 > view.dev_max(f.entry.dev) {
+                break;
+            }
+            let e = SwapEntry {
+                dev: f.entry.dev,
+                offset: off as u64,
+            };
+            if view.allocated(e) {
+                out.push(e);
+            }
+        }
+        win
+    }
+
+    fn on_hit(&mut self, f: &FaultCtx, readahead: bool) {
+        self.remember(f.entry.offset);
+        if readahead {
+            self.hits += 1;
+        }
+        self.fallback.on_hit(f, readahead);
+    }
+}
+
+/// An upper bound: around each miss, reads (within the largest cluster
+/// window) exactly the pages that will be faulted before their slot is
+/// written again. Its accuracy and coverage bound every real policy's, up
+/// to eviction.
+pub struct Oracle {
+    max_pages: u32,
+    /// Per entry, the times of its faults and of its swap-outs, ascending.
+    faults: HashMap<SwapEntry, Vec<u64>>,
+    outs: HashMap<SwapEntry, Vec<u64>>,
+}
+
+impl Oracle {
+    pub fn new(input: &ReplayInput) -> Oracle {
+        let mut faults: HashMap<SwapEntry, Vec<u64>> = HashMap::new();
+        let mut outs: HashMap<SwapEntry, Vec<u64>> = HashMap::new();
+        for ev in &input.events {
+            match *ev {
+                Event::Fault { ts, entry, .. } => faults.entry(entry).or_default().push(ts),
+                Event::Out { ts, entry, .. } => outs.entry(entry).or_default().push(ts),
+            }
+        }
+        Oracle {
+            max_pages: 1 << input.page_cluster.min(10),
+            faults,
+            outs,
+        }
+    }
+
+    fn next(times: Option<&Vec<u64>>, after: u64) -> u64 {
+        times
+            .and_then(|t| t.get(t.partition_point(|&x| x <= after)).copied())
+            .unwrap_or(u64::MAX)
+    }
+}
+
+impl Policy for Oracle {
+    fn name(&self) -> String {
+        "oracle".into()
+    }
+
+    fn readahead(&mut self, f: &FaultCtx, view: &SwapView, out: &mut Vec<SwapEntry>) -> u32 {
+        let mut candidates = Vec::new();
+        aligned_cluster(f, self.max_pages, view, &mut candidates);
+        for e in candidates {
+            let next_fault = Self::next(self.faults.get(&e), f.ts);
+            if next_fault != u64::MAX && next_fault < Self::next(self.outs.get(&e), f.ts) {
+                out.push(e);
+            }
+        }
+        self.max_pages
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::swapin_nr_pages;
+    use super::{majority_trend, swapin_nr_pages};
+    use std::collections::VecDeque;
+
+    #[test]
+    fn leap_finds_the_majority_delta() {
+        let h: VecDeque<u64> = [10, 13, 16, 19, 22].into_iter().collect();
+        assert_eq!(majority_trend(&h), Some(3));
+        // Mostly +2 with noise: still +2 in the window of 8.
+        let h: VecDeque<u64> = [0, 2, 4, 90, 92, 94, 96, 5, 98].into_iter().collect();
+        assert_eq!(majority_trend(&h), Some(2));
+        // Random: none.
+        let h: VecDeque<u64> = [5, 90, 3, 44, 17, 8].into_iter().collect();
+        assert_eq!(majority_trend(&h), None);
+        // Too short to judge.
+        let h: VecDeque<u64> = [1, 2, 3].into_iter().collect();
+        assert_eq!(majority_trend(&h), None);
+    }
 
     #[test]
     fn window_heuristic_as_in_the_kernel() {
