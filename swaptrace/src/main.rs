@@ -66,14 +66,10 @@ enum Cmd {
         /// Only events during swapoff, or only outside it.
         #[arg(long, value_enum, default_value = "all")]
         during: report::During,
-        /// With ra-window: also the windows of these replayed policies
-        /// (comma-separated, or `all`), side by side.
-        #[arg(long)]
-        policy: Option<String>,
-        #[arg(long = "param")]
-        params: Vec<String>,
-        #[arg(long)]
-        memory_pages: Option<usize>,
+        /// With ra-window and --policy: the replayed policies' windows too,
+        /// side by side.
+        #[command(flatten)]
+        replay: ReplayArgs,
         #[arg(long)]
         json: bool,
     },
@@ -81,16 +77,8 @@ enum Cmd {
     /// with what the kernel did.
     Replay {
         trace: PathBuf,
-        /// Comma-separated: cluster, vma, none, fixed:N, leap, oracle, or `all`.
-        #[arg(long, default_value = "all")]
-        policy: String,
-        /// page-cluster=N overrides the recorded /proc/sys/vm/page-cluster.
-        #[arg(long = "param")]
-        params: Vec<String>,
-        /// Swap-backed pages memory holds (default: the traced cgroup's limit,
-        /// else all memory).
-        #[arg(long)]
-        memory_pages: Option<usize>,
+        #[command(flatten)]
+        replay: ReplayArgs,
         #[arg(long)]
         json: bool,
     },
@@ -165,6 +153,22 @@ enum Cmd {
     },
 }
 
+/// How to replay: shared by `replay` and `hist`.
+#[derive(clap::Args)]
+struct ReplayArgs {
+    /// Comma-separated: cluster, vma, none, fixed:N, leap, oracle, or `all`
+    /// (the default of `replay`).
+    #[arg(long)]
+    policy: Option<String>,
+    /// page-cluster=N overrides the recorded /proc/sys/vm/page-cluster.
+    #[arg(long = "param")]
+    params: Vec<String>,
+    /// Swap-backed pages memory holds (default: the traced cgroup's limit,
+    /// else all memory).
+    #[arg(long)]
+    memory_pages: Option<usize>,
+}
+
 fn parse_size_arg(s: &str) -> Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
@@ -225,16 +229,14 @@ fn run(cli: Cli) -> Result<()> {
             trace,
             metric,
             during,
-            policy,
-            params,
-            memory_pages,
+            replay,
             json,
         } => {
             let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
             for p in &t.problems {
                 eprintln!("warning: {p}");
             }
-            let Some(policy) = policy else {
+            let Some(policy) = &replay.policy else {
                 let h = report::histogram(&t, metric, during)?;
                 return if json {
                     print_json(&h.json())
@@ -253,7 +255,7 @@ fn run(cli: Cli) -> Result<()> {
                     columns.push(("live".into(), c.counts));
                 }
             }
-            let (results, _) = run_policies(&t, &policy, &params, memory_pages)?;
+            let (results, _) = run_policies(&t, policy, &replay)?;
             for m in results {
                 let counts = m.windows.iter().map(|(&w, &n)| (w as u64, n)).collect();
                 columns.push((m.policy, counts));
@@ -267,11 +269,9 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Replay {
             trace,
-            policy,
-            params,
-            memory_pages,
+            replay: args,
             json,
-        } => replay(trace, policy, params, memory_pages, json),
+        } => replay(trace, &args, json),
         Cmd::Synth {
             output,
             pattern,
@@ -370,18 +370,13 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
-fn replay(
-    trace: PathBuf,
-    policy: String,
-    params: Vec<String>,
-    memory_pages: Option<usize>,
-    json: bool,
-) -> Result<()> {
+fn replay(trace: PathBuf, args: &ReplayArgs, json: bool) -> Result<()> {
     let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
     for p in &t.problems {
         eprintln!("warning: {p}");
     }
-    let (results, unknown_faults) = run_policies(&t, &policy, &params, memory_pages)?;
+    let policy = args.policy.as_deref().unwrap_or("all");
+    let (results, unknown_faults) = run_policies(&t, policy, args)?;
     let kernel = report::kernel_counts(&t);
     let kp = swaptrace::replay::kernel_policy(&t.header);
     if json {
@@ -402,13 +397,12 @@ fn replay(
 fn run_policies(
     t: &swaptrace::trace::Loaded,
     policy: &str,
-    params: &[String],
-    memory_pages: Option<usize>,
+    args: &ReplayArgs,
 ) -> Result<(Vec<swaptrace::replay::Metrics>, u64)> {
     use swaptrace::replay::{policy_by_name, replay_all, ReplayInput};
-    let pages = memory_pages.unwrap_or_else(|| t.header.memory_pages());
+    let pages = args.memory_pages.unwrap_or_else(|| t.header.memory_pages());
     let mut input = ReplayInput::from_trace(t, pages)?;
-    for p in params {
+    for p in &args.params {
         match p.split_once('=') {
             Some(("page-cluster", v)) => {
                 input.page_cluster = v

@@ -353,38 +353,32 @@ impl Policy for Leap {
     }
 }
 
-/// An upper bound: around each miss, reads (within the largest cluster
-/// window) exactly the pages that will be faulted before their slot is
-/// written again. Its accuracy and coverage bound every real policy's, up
-/// to eviction.
+/// An upper bound with the same budget: each miss reads the pages of the
+/// next faults, in fault order, up to the largest window. Its accuracy and
+/// coverage bound those of every policy with that window.
 pub struct Oracle {
     max_pages: u32,
-    /// Per entry, the times of its faults and of its swap-outs, ascending.
-    faults: HashMap<SwapEntry, Vec<u64>>,
-    outs: HashMap<SwapEntry, Vec<u64>>,
+    /// The entry of every fault, in order.
+    seq: Vec<SwapEntry>,
+    /// Index of the current fault in `seq`.
+    now: usize,
 }
 
 impl Oracle {
     pub fn new(input: &ReplayInput) -> Oracle {
-        let mut faults: HashMap<SwapEntry, Vec<u64>> = HashMap::new();
-        let mut outs: HashMap<SwapEntry, Vec<u64>> = HashMap::new();
-        for ev in &input.events {
-            match *ev {
-                Event::Fault { ts, entry, .. } => faults.entry(entry).or_default().push(ts),
-                Event::Out { ts, entry, .. } => outs.entry(entry).or_default().push(ts),
-            }
-        }
+        let seq = input
+            .events
+            .iter()
+            .filter_map(|ev| match *ev {
+                Event::Fault { entry, .. } => Some(entry),
+                Event::Out { .. } => None,
+            })
+            .collect();
         Oracle {
             max_pages: 1 << input.page_cluster.min(10),
-            faults,
-            outs,
+            seq,
+            now: 0,
         }
-    }
-
-    fn next(times: Option<&Vec<u64>>, after: u64) -> u64 {
-        times
-            .and_then(|t| t.get(t.partition_point(|&x| x <= after)).copied())
-            .unwrap_or(u64::MAX)
     }
 }
 
@@ -394,15 +388,21 @@ impl Policy for Oracle {
     }
 
     fn readahead(&mut self, f: &FaultCtx, view: &SwapView, out: &mut Vec<SwapEntry>) -> u32 {
-        let mut candidates = Vec::new();
-        aligned_cluster(f, self.max_pages, view, &mut candidates);
-        for e in candidates {
-            let next_fault = Self::next(self.faults.get(&e), f.ts);
-            if next_fault != u64::MAX && next_fault < Self::next(self.outs.get(&e), f.ts) {
+        self.now += 1;
+        let want = self.max_pages as usize - 1;
+        for &e in self.seq.iter().skip(self.now).take(want * 4) {
+            if out.len() == want {
+                break;
+            }
+            if e != f.entry && view.allocated(e) && !out.contains(&e) {
                 out.push(e);
             }
         }
         self.max_pages
+    }
+
+    fn on_hit(&mut self, _f: &FaultCtx, _readahead: bool) {
+        self.now += 1;
     }
 }
 
