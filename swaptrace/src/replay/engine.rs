@@ -6,6 +6,7 @@ use super::ReplayError;
 use crate::trace::{Loaded, OutKind, Record, SwapEntry};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// One input event, in trace order.
 #[derive(Clone, Copy, Debug)]
@@ -238,7 +239,34 @@ const PMD_PAGES: u64 = 512;
 /// fault, the window's neighbours in the same leaf). 0 = no swap entry.
 #[derive(Default)]
 struct PageTable {
-    leaves: HashMap<(u32, u64), Box<[u64; PMD_PAGES as usize]>>,
+    leaves: HashMap<u64, Box<[u64; PMD_PAGES as usize]>, BuildHasherDefault<MixHasher>>,
+}
+
+/// Leaf key: address space and PMD index (user addresses have < 2^36 PMDs).
+fn leaf_key(mm: u32, vpage: u64) -> u64 {
+    ((mm as u64) << 36) ^ (vpage / PMD_PAGES)
+}
+
+/// A fast hasher for integer keys (multiply and fold): the replay's hot
+/// path hashes one u64 per fault, and SipHash's DoS resistance buys nothing.
+#[derive(Default)]
+struct MixHasher(u64);
+
+impl Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        let x = self.0.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        x ^ (x >> 32)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | self.0 >> 56) ^ b as u64;
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 ^= v;
+    }
 }
 
 fn pack(e: SwapEntry) -> u64 {
@@ -255,14 +283,14 @@ fn unpack(v: u64) -> Option<SwapEntry> {
 
 impl PageTable {
     fn get(&self, &(mm, vpage): &(u32, u64)) -> Option<SwapEntry> {
-        let leaf = self.leaves.get(&(mm, vpage / PMD_PAGES))?;
+        let leaf = self.leaves.get(&leaf_key(mm, vpage))?;
         unpack(leaf[(vpage % PMD_PAGES) as usize])
     }
 
     fn insert(&mut self, (mm, vpage): (u32, u64), e: SwapEntry) -> Option<SwapEntry> {
         let leaf = self
             .leaves
-            .entry((mm, vpage / PMD_PAGES))
+            .entry(leaf_key(mm, vpage))
             .or_insert_with(|| Box::new([0; PMD_PAGES as usize]));
         unpack(std::mem::replace(
             &mut leaf[(vpage % PMD_PAGES) as usize],
@@ -271,7 +299,7 @@ impl PageTable {
     }
 
     fn remove(&mut self, &(mm, vpage): &(u32, u64)) -> Option<SwapEntry> {
-        let leaf = self.leaves.get_mut(&(mm, vpage / PMD_PAGES))?;
+        let leaf = self.leaves.get_mut(&leaf_key(mm, vpage))?;
         unpack(std::mem::take(&mut leaf[(vpage % PMD_PAGES) as usize]))
     }
 }
