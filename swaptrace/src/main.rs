@@ -82,6 +82,15 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
+    /// Draw PNG charts: readahead windows (live and per policy), swap-ins
+    /// over time, time × swap offset, and the policies compared.
+    Plot {
+        trace: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+        #[command(flatten)]
+        replay: ReplayArgs,
+    },
     /// Write a synthetic trace: pages swapped out in PATTERN order, then
     /// faulted back in address order (no root needed).
     Synth {
@@ -272,6 +281,32 @@ fn run(cli: Cli) -> Result<()> {
             replay: args,
             json,
         } => replay(trace, &args, json),
+        Cmd::Plot {
+            trace,
+            output,
+            replay,
+        } => {
+            let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
+            for p in &t.problems {
+                eprintln!("warning: {p}");
+            }
+            let policy = replay.policy.as_deref().unwrap_or("all");
+            let results = match run_policies(&t, policy, &replay) {
+                Ok((r, _)) => r,
+                Err(e) => {
+                    eprintln!("note: no replay ({e:#}); plotting the trace alone");
+                    Vec::new()
+                }
+            };
+            let live = report::histogram(&t, report::HistMetric::RaWindow, report::During::All)
+                .ok()
+                .and_then(|h| h.count)
+                .map(|c| c.counts);
+            for f in report::plot_all(&t, live.as_ref(), &results, &output)? {
+                println!("wrote {}", f.display());
+            }
+            Ok(())
+        }
         Cmd::Synth {
             output,
             pattern,

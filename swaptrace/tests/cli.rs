@@ -63,3 +63,50 @@ fn doctor_lists_every_metric_in_both_forms() {
         assert!(text.contains(m), "{m} missing from doctor output");
     }
 }
+
+#[test]
+fn synth_replay_and_plot_offline() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("s.swt");
+    let (code, _, err) = run(&[
+        "synth",
+        "-o",
+        trace.to_str().unwrap(),
+        "--pattern",
+        "shuffled-blocks:16",
+        "--pages",
+        "20000",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&["replay", trace.to_str().unwrap(), "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = v["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["metrics"]["policy"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["cluster", "vma", "none", "fixed:8", "leap", "oracle"]
+    );
+    // Synthetic traces carry no kernel counters.
+    assert!(v["kernel"].is_null());
+    let plots = dir.path().join("plots");
+    let (code, _, err) = run(&[
+        "plot",
+        trace.to_str().unwrap(),
+        "-o",
+        plots.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for f in ["windows.png", "swapins.png", "heatmap.png", "policies.png"] {
+        let bytes = std::fs::read(plots.join(f)).unwrap();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{f}");
+        assert!(bytes.len() > 5_000, "{f}: {} bytes", bytes.len());
+    }
+    let (code, _, err) = run(&["replay", trace.to_str().unwrap(), "--policy", "nope"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("unknown policy `nope`"), "{err}");
+}

@@ -6,6 +6,7 @@ mod guest;
 mod hist;
 mod info;
 mod metric_hist;
+mod plot;
 mod replay_table;
 
 pub use check::{check_text, vmstat_check, CheckRow};
@@ -14,6 +15,7 @@ pub use guest::{verify_guest_out, GuestVerdict};
 pub use hist::{CountTable, Log2Hist};
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};
 pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut};
+pub use plot::{plot_all, PlotError};
 pub use replay_table::{
     fidelity, kernel_counts, replay_json, replay_text, window_columns_json, window_columns_text,
     KernelCounts,

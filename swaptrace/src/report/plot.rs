@@ -1,0 +1,318 @@
+//! `swaptrace plot`: PNG charts of a trace and of its replayed policies.
+
+use crate::replay::Metrics;
+use crate::trace::{Loaded, Record};
+use plotters::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error("{path}: {why}")]
+    Draw { path: String, why: String },
+    #[error("{0}: {1}")]
+    Dir(String, #[source] std::io::Error),
+}
+
+const SIZE: (u32, u32) = (1000, 560);
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+];
+
+fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Runs a drawing closure on a PNG, mapping plotters' errors to ours.
+fn png(
+    path: &Path,
+    draw: impl FnOnce(&DrawingArea<BitMapBackend, plotters::coord::Shift>) -> Result<(), String>,
+) -> Result<PathBuf, PlotError> {
+    let err = |why: String| PlotError::Draw {
+        path: path.display().to_string(),
+        why,
+    };
+    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+    draw(&root).map_err(err)?;
+    root.present().map_err(|e| err(e.to_string()))?;
+    Ok(path.to_path_buf())
+}
+
+fn s<E: std::fmt::Display>(e: E) -> String {
+    e.to_string()
+}
+
+/// Grouped bars: one group per category, one bar per series.
+fn grouped_bars(
+    path: &Path,
+    title: &str,
+    y_desc: &str,
+    categories: &[String],
+    series: &[(String, Vec<f64>)],
+) -> Result<PathBuf, PlotError> {
+    png(path, |root| {
+        let ymax = series
+            .iter()
+            .flat_map(|(_, v)| v.iter().copied())
+            .fold(1.0f64, f64::max)
+            * 1.1;
+        let n = categories.len().max(1);
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..ymax)
+            .map_err(s)?;
+        let cats = categories.to_vec();
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n)
+            .x_label_formatter(&|x| {
+                let i = x.round();
+                if (x - i).abs() < 0.01 && i >= 0.0 {
+                    cats.get(i as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .y_desc(y_desc)
+            .draw()
+            .map_err(s)?;
+        let k = series.len().max(1) as f64;
+        let w = 0.8 / k;
+        for (si, (name, vals)) in series.iter().enumerate() {
+            let c = color(si);
+            chart
+                .draw_series(vals.iter().enumerate().map(|(ci, &v)| {
+                    let x0 = ci as f64 - 0.4 + w * si as f64;
+                    Rectangle::new([(x0, 0.0), (x0 + w * 0.95, v)], c.filled())
+                }))
+                .map_err(s)?
+                .label(name.clone())
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(s)?;
+        Ok(())
+    })
+}
+
+/// Readahead window histogram: live (when the trace has windows) and per policy.
+pub fn windows_png(
+    path: &Path,
+    live: Option<&BTreeMap<u64, u64>>,
+    results: &[Metrics],
+) -> Result<PathBuf, PlotError> {
+    let mut cols: Vec<(String, BTreeMap<u64, u64>)> = Vec::new();
+    if let Some(l) = live {
+        cols.push(("live".into(), l.clone()));
+    }
+    for m in results {
+        cols.push((
+            m.policy.clone(),
+            m.windows.iter().map(|(&w, &n)| (w as u64, n)).collect(),
+        ));
+    }
+    let mut values: Vec<u64> = cols.iter().flat_map(|(_, c)| c.keys().copied()).collect();
+    values.sort_unstable();
+    values.dedup();
+    let categories: Vec<String> = values.iter().map(|v| format!("$retval = {v}")).collect();
+    let series: Vec<(String, Vec<f64>)> = cols
+        .iter()
+        .map(|(n, c)| {
+            (
+                n.clone(),
+                values
+                    .iter()
+                    .map(|v| *c.get(v).unwrap_or(&0) as f64)
+                    .collect(),
+            )
+        })
+        .collect();
+    grouped_bars(
+        path,
+        "readahead window per swap-cache miss",
+        "misses",
+        &categories,
+        &series,
+    )
+}
+
+/// The policies side by side: pages read, major faults, readahead hits.
+pub fn policies_png(path: &Path, results: &[Metrics]) -> Result<PathBuf, PlotError> {
+    let categories: Vec<String> = results.iter().map(|m| m.policy.clone()).collect();
+    let series = vec![
+        (
+            "pswpin".to_string(),
+            results.iter().map(|m| m.pswpin as f64).collect(),
+        ),
+        (
+            "pgmajfault".to_string(),
+            results.iter().map(|m| m.pgmajfault as f64).collect(),
+        ),
+        (
+            "swap_ra_hit".to_string(),
+            results.iter().map(|m| m.swap_ra_hit as f64).collect(),
+        ),
+    ];
+    grouped_bars(
+        path,
+        "replayed policies",
+        "pages / faults",
+        &categories,
+        &series,
+    )
+}
+
+/// Swap-in faults over time (major and minor) in 100 ms bins.
+pub fn swapins_png(path: &Path, t: &Loaded) -> Result<PathBuf, PlotError> {
+    let t0 = t.header.monotonic_start_ns;
+    let bin = 100_000_000u64;
+    let (mut major, mut minor): (BTreeMap<u64, u64>, BTreeMap<u64, u64>) = Default::default();
+    for r in &t.records {
+        if let Record::SwapFault { ts, major: m, .. } = r {
+            let b = ts.saturating_sub(t0) / bin;
+            *if *m { &mut major } else { &mut minor }
+                .entry(b)
+                .or_default() += 1;
+        }
+    }
+    let last = major.keys().chain(minor.keys()).max().copied().unwrap_or(1) + 1;
+    let ymax = major
+        .values()
+        .chain(minor.values())
+        .max()
+        .copied()
+        .unwrap_or(1) as f64
+        * 1.1;
+    png(path, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption("swap-in faults per 100 ms", ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0f64..last as f64 / 10.0, 0f64..ymax)
+            .map_err(s)?;
+        chart
+            .configure_mesh()
+            .x_desc("seconds since recording started")
+            .y_desc("faults")
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .draw()
+            .map_err(s)?;
+        for (i, (name, m)) in [("major", &major), ("minor", &minor)]
+            .into_iter()
+            .enumerate()
+        {
+            let c = color(i);
+            let pts: Vec<(f64, f64)> = (0..last)
+                .map(|b| (b as f64 / 10.0, *m.get(&b).unwrap_or(&0) as f64))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts, c.stroke_width(2)))
+                .map_err(s)?
+                .label(name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(s)?;
+        Ok(())
+    })
+}
+
+/// Time × swap offset of every swap-in fault (major dark, minor light).
+pub fn heatmap_png(path: &Path, t: &Loaded) -> Result<PathBuf, PlotError> {
+    let t0 = t.header.monotonic_start_ns;
+    let pts: Vec<(f64, f64, bool)> = t
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::SwapFault {
+                ts,
+                entry: Some(e),
+                major,
+                ..
+            } => Some((ts.saturating_sub(t0) as f64 / 1e9, e.offset as f64, *major)),
+            _ => None,
+        })
+        .collect();
+    // At most 200k points: every k-th.
+    let step = (pts.len() / 200_000).max(1);
+    let xmax = pts.iter().map(|p| p.0).fold(1e-3, f64::max) * 1.02;
+    let ymax = pts.iter().map(|p| p.1).fold(1.0, f64::max) * 1.02;
+    png(path, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption("swap-in faults: time × swap offset", ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0f64..xmax, 0f64..ymax)
+            .map_err(s)?;
+        chart
+            .configure_mesh()
+            .x_desc("seconds since recording started")
+            .y_desc("swap offset")
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .draw()
+            .map_err(s)?;
+        for (i, want) in [(1usize, false), (0usize, true)] {
+            let c = color(i);
+            chart
+                .draw_series(
+                    pts.iter()
+                        .step_by(step)
+                        .filter(|p| p.2 == want)
+                        .map(|&(x, y, _)| Circle::new((x, y), 1, c.filled())),
+                )
+                .map_err(s)?
+                .label(if want { "major" } else { "minor" })
+                .legend(move |(x, y)| Circle::new((x + 6, y), 4, c.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(s)?;
+        Ok(())
+    })
+}
+
+/// All charts into `dir`; returns the files written.
+pub fn plot_all(
+    t: &Loaded,
+    live_windows: Option<&BTreeMap<u64, u64>>,
+    results: &[Metrics],
+    dir: &Path,
+) -> Result<Vec<PathBuf>, PlotError> {
+    std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.display().to_string(), e))?;
+    let mut out = vec![
+        windows_png(&dir.join("windows.png"), live_windows, results)?,
+        swapins_png(&dir.join("swapins.png"), t)?,
+        heatmap_png(&dir.join("heatmap.png"), t)?,
+    ];
+    if !results.is_empty() {
+        out.push(policies_png(&dir.join("policies.png"), results)?);
+    }
+    Ok(out)
+}
