@@ -1,0 +1,52 @@
+# Shared by the example scripts: a temporary swap device and memory cgroup,
+# both removed on exit (also on failure or Ctrl-C). Needs root.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SWAPTRACE=${SWAPTRACE:-$ROOT/target/release/swaptrace}
+WORK=$(mktemp -d /var/tmp/swaptrace-example.XXXXXX)
+LOOP=""
+SWAPDEV=""
+CG=""
+VMA_OLD=$(cat /sys/kernel/mm/swap/vma_ra_enabled)
+
+cleanup() {
+	set +e
+	[ -n "$SWAPDEV" ] && swapoff "$SWAPDEV" 2>/dev/null
+	[ -n "$LOOP" ] && losetup -d "$LOOP"
+	if [ -n "$CG" ] && [ -d "$CG" ]; then
+		for p in $(cat "$CG/cgroup.procs"); do echo "$p" > /sys/fs/cgroup/memory/cgroup.procs; done
+		rmdir "$CG"
+	fi
+	echo "$VMA_OLD" > /sys/kernel/mm/swap/vma_ra_enabled
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "$0: needs root (swap, cgroups and eBPF)" >&2
+		exit 1
+	fi
+	if [ ! -x "$SWAPTRACE" ]; then
+		(cd "$ROOT" && cargo build --release -p swaptrace)
+	fi
+}
+
+# swap_on SIZE [rotational]: swap on a loop device (non-rotational by
+# default, so the kernel may use VMA readahead).
+swap_on() {
+	fallocate -l "$1" "$WORK/swap"
+	chmod 600 "$WORK/swap"
+	LOOP=$(losetup -f --show "$WORK/swap")
+	echo "${2:-0}" > "/sys/block/${LOOP#/dev/}/queue/rotational"
+	mkswap "$LOOP" > /dev/null
+	swapon "$LOOP"
+	SWAPDEV=$LOOP
+}
+
+# cgroup_make BYTES: a memory cgroup (v1) with that limit, in $CG.
+cgroup_make() {
+	CG=/sys/fs/cgroup/memory/swaptrace-example-$$
+	mkdir "$CG"
+	echo "$1" > "$CG/memory.limit_in_bytes"
+}
