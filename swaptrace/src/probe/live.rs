@@ -40,8 +40,6 @@ pub struct ProbeConfig {
     pub filter_cgroup: Option<u64>,
     /// Ring buffer size in bytes (a power of two, multiple of the page size).
     pub ring_bytes: Option<u32>,
-    /// Use kprobes where fentry would do (to compare the two).
-    pub no_fentry: bool,
 }
 
 /// Counters of the running probe.
@@ -58,6 +56,8 @@ pub struct Probe {
     pub skipped: Vec<(String, String)>,
     /// Globals that the kernel's BTF could not resolve.
     pub unresolved: Vec<(String, String)>,
+    /// aya's parse of the kernel BTF, for fentry/fexit loads (parsed once).
+    aya_btf: Option<Result<aya::Btf, String>>,
 }
 
 fn is_root() -> bool {
@@ -213,7 +213,14 @@ impl Probe {
             attached: Vec::new(),
             skipped: Vec::new(),
             unresolved,
+            aya_btf: None,
         })
+    }
+
+    fn aya_btf(&mut self) -> Result<aya::Btf, String> {
+        self.aya_btf
+            .get_or_insert_with(|| aya::Btf::from_sys_fs().map_err(|e| format!("no BTF: {e}")))
+            .clone()
     }
 
     /// Attaches the programs of each metric's chosen attach point. A metric
@@ -227,7 +234,7 @@ impl Probe {
         // Developer knob for overhead experiments: programs not to attach.
         let skip = std::env::var("SWAPTRACE_SKIP_PROGRAMS").unwrap_or_default();
         let skip: Vec<&str> = skip.split(',').filter(|s| !s.is_empty()).collect();
-        let aya_btf = aya::Btf::from_sys_fs().ok();
+        let aya_btf = self.aya_btf().ok();
         let mut done: HashMap<&'static str, Result<(), String>> = HashMap::new();
         for plan in plans.iter_mut() {
             let Some(choice) = &plan.chosen else {
@@ -325,9 +332,9 @@ impl Probe {
 
     /// Loads (never attaches) an fentry program to learn whether fentry is allowed.
     pub fn trial_fentry(&mut self) -> Trial {
-        let btf = match aya::Btf::from_sys_fs() {
+        let btf = match self.aya_btf() {
             Ok(b) => b,
-            Err(e) => return Trial::NotTried(format!("no BTF: {e}")),
+            Err(e) => return Trial::NotTried(e),
         };
         let p = match self.program("trial_fentry") {
             Ok(p) => p,

@@ -184,7 +184,6 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         filter_pid: opts.pid,
         filter_cgroup: opts.cgroup.as_deref().map(cgroup_inode).transpose()?,
         ring_bytes: opts.ring_bytes,
-        no_fentry: opts.no_fentry,
     };
     let mut probe = Probe::load(&facts, &cfg)?;
     facts.fentry = if opts.no_fentry {
