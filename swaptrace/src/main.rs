@@ -285,28 +285,7 @@ fn run(cli: Cli) -> Result<()> {
             trace,
             output,
             replay,
-        } => {
-            let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
-            for p in &t.problems {
-                eprintln!("warning: {p}");
-            }
-            let policy = replay.policy.as_deref().unwrap_or("all");
-            let results = match run_policies(&t, policy, &replay) {
-                Ok((r, _)) => r,
-                Err(e) => {
-                    eprintln!("note: no replay ({e:#}); plotting the trace alone");
-                    Vec::new()
-                }
-            };
-            let live = report::histogram(&t, report::HistMetric::RaWindow, report::During::All)
-                .ok()
-                .and_then(|h| h.count)
-                .map(|c| c.counts);
-            for f in report::plot_all(&t, live.as_ref(), &results, &output)? {
-                println!("wrote {}", f.display());
-            }
-            Ok(())
-        }
+        } => plot(trace, output, &replay),
         Cmd::Synth {
             output,
             pattern,
@@ -459,6 +438,35 @@ fn run_policies(
         .map(|n| policy_by_name(n, &input))
         .collect::<Result<Vec<_>, _>>()?;
     Ok((replay_all(&input, policies), input.unknown_faults))
+}
+
+#[cfg(feature = "plot")]
+fn plot(trace: PathBuf, output: PathBuf, replay: &ReplayArgs) -> Result<()> {
+    let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
+    for p in &t.problems {
+        eprintln!("warning: {p}");
+    }
+    let policy = replay.policy.as_deref().unwrap_or("all");
+    let results = match run_policies(&t, policy, replay) {
+        Ok((r, _)) => r,
+        Err(e) => {
+            eprintln!("note: no replay ({e:#}); plotting the trace alone");
+            Vec::new()
+        }
+    };
+    let live = report::histogram(&t, report::HistMetric::RaWindow, report::During::All)
+        .ok()
+        .and_then(|h| h.count)
+        .map(|c| c.counts);
+    for f in report::plot_all(&t, live.as_ref(), &results, &output)? {
+        println!("wrote {}", f.display());
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "plot"))]
+fn plot(_: PathBuf, _: PathBuf, _: &ReplayArgs) -> Result<()> {
+    bail!("this swaptrace was built without the `plot` feature")
 }
 
 fn doctor(json: bool) -> Result<()> {

@@ -472,6 +472,8 @@ fn build_swaptrace() -> Result<PathBuf> {
     log(format!("building a static swaptrace ({MUSL})"));
     run(Command::new("cargo")
         .args(["build", "--release", "--target", MUSL, "-p", "swaptrace"])
+        // No charts in the guest: plotting needs fontconfig, absent for musl.
+        .args(["--no-default-features", "--features", "live"])
         .env("CC_x86_64_unknown_linux_musl", "musl-gcc"))?;
     let bin = static_swaptrace();
     let kind = capture(Command::new("file").arg("-L").arg(&bin))?;

@@ -6,6 +6,7 @@ mod guest;
 mod hist;
 mod info;
 mod metric_hist;
+#[cfg(feature = "plot")]
 mod plot;
 mod replay_table;
 
@@ -15,6 +16,7 @@ pub use guest::{verify_guest_out, GuestVerdict};
 pub use hist::{CountTable, Log2Hist};
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};
 pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut};
+#[cfg(feature = "plot")]
 pub use plot::{plot_all, PlotError};
 pub use replay_table::{
     fidelity, kernel_counts, replay_json, replay_text, window_columns_json, window_columns_text,
