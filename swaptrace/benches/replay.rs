@@ -7,15 +7,7 @@ use swaptrace::replay::{policy_by_name, replay, InputBuilder};
 use swaptrace::synth::{generate, SynthSpec};
 
 fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
+    swaptrace::lab::proc_kib("/proc/self/status", "VmHWM").unwrap_or(0)
 }
 
 fn main() {

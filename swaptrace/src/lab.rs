@@ -685,8 +685,25 @@ pub fn mount_tracefs() -> Result<()> {
     Ok(())
 }
 
+/// A `Key:   N kB` field of a /proc file such as /proc/meminfo or
+/// /proc/self/status, in KiB.
+pub fn proc_kib(path: &str, key: &str) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.lines().find_map(|l| {
+        let rest = l.strip_prefix(key)?.strip_prefix(':')?;
+        rest.split_whitespace().next()?.parse().ok()
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn proc_fields_in_kib() {
+        assert!(super::proc_kib("/proc/meminfo", "MemTotal").is_some_and(|k| k > 0));
+        assert!(super::proc_kib("/proc/self/status", "VmHWM").is_some_and(|k| k > 0));
+        assert_eq!(super::proc_kib("/proc/meminfo", "NoSuchField"), None);
+        assert_eq!(super::proc_kib("/nonexistent", "MemTotal"), None);
+    }
+
     use super::*;
 
     #[test]

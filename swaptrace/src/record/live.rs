@@ -77,15 +77,7 @@ pub fn monotonic_ns() -> u64 {
 }
 
 fn mem_total_kib() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
+    lab::proc_kib("/proc/meminfo", "MemTotal").unwrap_or(0)
 }
 
 pub fn readahead_settings() -> Readahead {

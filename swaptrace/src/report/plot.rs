@@ -2,6 +2,7 @@
 
 use crate::replay::Metrics;
 use crate::trace::{Loaded, Record};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,6 +49,23 @@ fn png(
 
 fn s<E: std::fmt::Display>(e: E) -> String {
     e.to_string()
+}
+
+type Chart<'a, 'b> =
+    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The series legend, boxed on a translucent white ground.
+fn legend<'a, 'b>(chart: &mut Chart<'a, 'b>, pos: SeriesLabelPosition) -> Result<(), String>
+where
+    'b: 'a,
+{
+    chart
+        .configure_series_labels()
+        .position(pos)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()
+        .map_err(s)
 }
 
 /// Grouped bars: one group per category, one bar per series.
@@ -102,14 +120,7 @@ fn grouped_bars(
                 .label(name.clone())
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled()));
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(s)?;
-        Ok(())
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)
     })
 }
 
@@ -230,13 +241,7 @@ pub fn swapins_png(path: &Path, t: &Loaded) -> Result<PathBuf, PlotError> {
                 .label(name)
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(s)?;
-        Ok(())
+        legend(&mut chart, SeriesLabelPosition::MiddleRight)
     })
 }
 
@@ -288,13 +293,7 @@ pub fn heatmap_png(path: &Path, t: &Loaded) -> Result<PathBuf, PlotError> {
                 .label(if want { "major" } else { "minor" })
                 .legend(move |(x, y)| Circle::new((x + 6, y), 4, c.filled()));
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(s)?;
-        Ok(())
+        legend(&mut chart, SeriesLabelPosition::MiddleRight)
     })
 }
 
