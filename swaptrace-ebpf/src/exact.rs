@@ -4,8 +4,8 @@
 //! kallsyms through the `K_*_ADDR` globals.
 
 use crate::swap::{
-    count_lost, emit, event, g, known, selected, tid, BPF_RB_AVAIL_DATA, BPF_RB_FORCE_WAKEUP,
-    BPF_RB_NO_WAKEUP, EVENTS, WAKEUP_BYTES,
+    count_lost, emit, event, g, known, read_u64, selected, tid, BPF_RB_AVAIL_DATA,
+    BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP, EVENTS, K_VMA_MM, WAKEUP_BYTES,
 };
 use aya_ebpf::{
     helpers::generated::bpf_probe_read_kernel as probe_read_raw,
@@ -306,23 +306,12 @@ static K_VMF_ADDRESS: u64 = u64::MAX;
 static K_VMF_ORIG_PTE: u64 = u64::MAX;
 #[unsafe(no_mangle)]
 static K_VMF_VMA: u64 = u64::MAX;
-#[unsafe(no_mangle)]
-static K_VMA_MM_OFF: u64 = u64::MAX;
 
 const FAULT: u64 = 4;
 const VM_FAULT_MAJOR: u64 = 0x4;
 /// Swap types from here up are migration, device, hwpoison and marker
 /// entries (MAX_SWAPFILES is 32 less those, at least 24 on x86_64).
 const MAX_SWAPFILES: u64 = 24;
-
-#[inline(always)]
-fn kread(base: u64, off: u64) -> Option<u64> {
-    if base == 0 || !known(off) {
-        return None;
-    }
-    // SAFETY: bpf_probe_read_kernel checks the address.
-    unsafe { bpf_probe_read_kernel((base + off) as *const u64).ok() }
-}
 
 const VM_FAULT_RETRY: u64 = 0x400;
 /// Stash.d bit: an earlier attempt of this fault was major.
@@ -335,7 +324,7 @@ fn fault_enter(vmf: u64) {
     if !selected() {
         return;
     }
-    let pte = kread(vmf, g(&K_VMF_ORIG_PTE)).unwrap_or(0);
+    let pte = read_u64(vmf, g(&K_VMF_ORIG_PTE)).unwrap_or(0);
     // A retried attempt (VM_FAULT_RETRY) continues the same fault.
     if let Some(s) = STASH.get_ptr_mut(key(FAULT)) {
         // SAFETY: this task's slot.
@@ -393,8 +382,8 @@ fn fault_exit(ret: u64, flags: u8) {
     let now = unsafe { bpf_ktime_get_ns() };
     let mut ev = event(kind::SWAP_FAULT, s.ts);
     ev.aux = now.saturating_sub(s.ts).min(u32::MAX as u64) as u32;
-    ev.addr = kread(vmf, g(&K_VMF_ADDRESS)).unwrap_or(0);
-    ev.mm = kread(kread(vmf, g(&K_VMF_VMA)).unwrap_or(0), g(&K_VMA_MM_OFF)).unwrap_or(0);
+    ev.addr = read_u64(vmf, g(&K_VMF_ADDRESS)).unwrap_or(0);
+    ev.mm = read_u64(read_u64(vmf, g(&K_VMF_VMA)).unwrap_or(0), g(&K_VMA_MM)).unwrap_or(0);
     ev.entry = (ty << 58) | offset;
     ev.nr = s.b as u32;
     ev.flags = flags | exact::ENTRY;

@@ -26,7 +26,7 @@ macro_rules! globals {
     ($($name:ident),* $(,)?) => {
         $(
             #[unsafe(no_mangle)]
-            static $name: u64 = u64::MAX;
+            pub(crate) static $name: u64 = u64::MAX;
         )*
     };
 }
@@ -143,7 +143,7 @@ pub(crate) fn known(v: u64) -> bool {
 }
 
 #[inline(always)]
-fn read_u64(base: u64, off: u64) -> Option<u64> {
+pub(crate) fn read_u64(base: u64, off: u64) -> Option<u64> {
     if base == 0 || !known(off) {
         return None;
     }

@@ -158,7 +158,6 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     put("K_VMF_ADDRESS", off("vm_fault", "address"));
     put("K_VMF_ORIG_PTE", off("vm_fault", "orig_pte"));
     put("K_VMF_VMA", off("vm_fault", "vma"));
-    put("K_VMA_MM_OFF", off("vm_area_struct", "vm_mm"));
     put("K_FILTER_TGID", Ok(cfg.filter_pid.unwrap_or(0) as u64));
     put("K_FILTER_CGROUP", Ok(cfg.filter_cgroup.unwrap_or(0)));
     put(

@@ -7,6 +7,9 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::fmt::Write;
 
+/// The argdist probe line the seeds print above their window tables.
+pub const RA_WINDOW_TITLE: &str = "r::swapin_nr_pages(unsigned long offset):unsigned long:$retval";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum HistMetric {
     /// Readahead window per swap-in readahead (`swapin_nr_pages()` return).
@@ -118,7 +121,7 @@ pub fn histogram(t: &Loaded, metric: HistMetric, during: During) -> Result<HistO
                 return Err(HistError::Empty("ra_window"));
             }
             Ok(HistOut {
-                title: "r::swapin_nr_pages(unsigned long offset):unsigned long:$retval".into(),
+                title: RA_WINDOW_TITLE.into(),
                 source: "ra_window records (swapin_nr_pages result)",
                 count: Some(c),
                 log2: None,
