@@ -169,13 +169,26 @@ struct ReplayArgs {
     /// (the default of `replay`).
     #[arg(long)]
     policy: Option<String>,
-    /// page-cluster=N overrides the recorded /proc/sys/vm/page-cluster.
+    /// page-cluster=N overrides the recorded /proc/sys/vm/page-cluster;
+    /// request-us=F and page-us=F override the device model's costs.
     #[arg(long = "param")]
     params: Vec<String>,
     /// Swap-backed pages memory holds (default: the traced cgroup's limit,
     /// else all memory).
     #[arg(long)]
     memory_pages: Option<usize>,
+    /// Device model for the modelled I/O time: nvme, ssd, hdd, zram
+    /// (default: hdd when a recorded swap device is rotational, else ssd).
+    #[arg(long)]
+    device: Option<String>,
+}
+
+/// What `run_policies` replayed.
+struct Replayed {
+    results: Vec<swaptrace::replay::Metrics>,
+    unknown_faults: u64,
+    unknown_swapoffs: u64,
+    device: swaptrace::replay::DeviceModel,
 }
 
 fn parse_size_arg(s: &str) -> Result<u64, String> {
@@ -264,10 +277,8 @@ fn run(cli: Cli) -> Result<()> {
                     columns.push(("live".into(), c.counts));
                 }
             }
-            let (results, _) = run_policies(&t, policy, &replay)?;
-            for m in results {
-                let counts = m.windows.iter().map(|(&w, &n)| (w as u64, n)).collect();
-                columns.push((m.policy, counts));
+            for m in run_policies(&t, policy, &replay)?.results {
+                columns.push((m.policy.clone(), report::replayed_windows(&m, during)));
             }
             if json {
                 print_json(&report::window_columns_json(&columns))
@@ -390,33 +401,56 @@ fn replay(trace: PathBuf, args: &ReplayArgs, json: bool) -> Result<()> {
         eprintln!("warning: {p}");
     }
     let policy = args.policy.as_deref().unwrap_or("all");
-    let (results, unknown_faults) = run_policies(&t, policy, args)?;
+    let r = run_policies(&t, policy, args)?;
     let kernel = report::kernel_counts(&t);
     let kp = swaptrace::replay::kernel_policy(&t.header);
     if json {
-        print_json(&report::replay_json(&results, kernel.as_ref(), kp))
+        print_json(&report::replay_json(
+            &r.results,
+            kernel.as_ref(),
+            kp,
+            &r.device,
+        ))
     } else {
-        if unknown_faults > 0 {
+        if r.unknown_faults > 0 {
             eprintln!(
-                "note: {unknown_faults} faults without a recorded swap-out entry are not replayed"
+                "note: {} faults without a recorded swap-out entry are not replayed",
+                r.unknown_faults
             );
         }
-        print!("{}", report::replay_text(&results, kernel.as_ref(), kp));
+        if r.unknown_swapoffs > 0 {
+            eprintln!(
+                "note: {} swapoffs of a device the trace cannot tell are not replayed",
+                r.unknown_swapoffs
+            );
+        }
+        print!(
+            "{}",
+            report::replay_text(&r.results, kernel.as_ref(), kp, &r.device)
+        );
         Ok(())
     }
 }
 
-/// Replays `t` through the named policies (`all`: the standard set); also
-/// returns the faults that could not be replayed.
-fn run_policies(
-    t: &swaptrace::trace::Loaded,
-    policy: &str,
-    args: &ReplayArgs,
-) -> Result<(Vec<swaptrace::replay::Metrics>, u64)> {
-    use swaptrace::replay::{policy_by_name, replay_all, ReplayInput};
+/// Replays `t` through the named policies (`all`: the standard set, with
+/// the pre-5.8 swapoff variants when the trace has a swapoff).
+fn run_policies(t: &swaptrace::trace::Loaded, policy: &str, args: &ReplayArgs) -> Result<Replayed> {
+    use swaptrace::replay::{
+        policy_by_name, replay_all, DeviceModel, Event, ReplayInput, SwapoffMode,
+    };
     let pages = args.memory_pages.unwrap_or_else(|| t.header.memory_pages());
     let mut input = ReplayInput::from_trace(t, pages)?;
+    let mut device = match &args.device {
+        Some(d) => DeviceModel::by_name(d)?,
+        None => DeviceModel::for_trace(&t.header),
+    };
     for p in &args.params {
+        let cost = |v: &str| {
+            v.parse::<f64>()
+                .ok()
+                .filter(|c| c.is_finite() && *c >= 0.0)
+                .with_context(|| format!("--param {p}: a cost in µs, 0 or more"))
+        };
         match p.split_once('=') {
             Some(("page-cluster", v)) => {
                 input.page_cluster = v
@@ -425,11 +459,35 @@ fn run_policies(
                     .filter(|&c: &u32| c <= 10)
                     .with_context(|| format!("--param {p}: page-cluster is 0 to 10"))?
             }
-            _ => bail!("--param {p}: known parameters: page-cluster=N"),
+            Some(("request-us", v)) => device.request_us = cost(v)?,
+            Some(("page-us", v)) => device.page_us = cost(v)?,
+            _ => bail!("--param {p}: known parameters: page-cluster=N, request-us=F, page-us=F"),
         }
     }
+    let mut owned: Vec<String> = Vec::new();
     let names: Vec<&str> = if policy == "all" {
-        vec!["cluster", "vma", "none", "fixed:8", "leap", "oracle"]
+        let mut all = vec!["cluster", "vma", "none", "fixed:8", "leap", "oracle"];
+        if input
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Swapoff { .. }))
+        {
+            // The other kernels' swapoff next to this one's (plain names).
+            let other: Vec<&str> = [
+                (SwapoffMode::Readahead, "no-swapoff-fix"),
+                (SwapoffMode::LookupStats, "swapoff-fix"),
+                (SwapoffMode::LookupNoStats, "swapoff-nostats"),
+            ]
+            .into_iter()
+            .filter(|(m, _)| *m != input.swapoff_mode)
+            .map(|(_, s)| s)
+            .collect();
+            for b in ["cluster", "vma"] {
+                owned.extend(other.iter().map(|s| format!("{b}-{s}")));
+            }
+            all.splice(2..2, owned.iter().map(String::as_str));
+        }
+        all
     } else {
         policy.split(',').map(str::trim).collect()
     };
@@ -437,7 +495,12 @@ fn run_policies(
         .iter()
         .map(|n| policy_by_name(n, &input))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((replay_all(&input, policies), input.unknown_faults))
+    Ok(Replayed {
+        results: replay_all(&input, policies),
+        unknown_faults: input.unknown_faults,
+        unknown_swapoffs: input.unknown_swapoffs,
+        device,
+    })
 }
 
 #[cfg(feature = "plot")]
@@ -448,7 +511,7 @@ fn plot(trace: PathBuf, output: PathBuf, replay: &ReplayArgs) -> Result<()> {
     }
     let policy = replay.policy.as_deref().unwrap_or("all");
     let results = match run_policies(&t, policy, replay) {
-        Ok((r, _)) => r,
+        Ok(r) => r.results,
         Err(e) => {
             eprintln!("note: no replay ({e:#}); plotting the trace alone");
             Vec::new()

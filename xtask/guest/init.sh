@@ -152,6 +152,11 @@ sc_doctor() {
 # Seed 000: swapoff of a device holding most of a workload.
 sc_swapoff() {
 	swap_on vda
+	# A second recorder keeps the swap-outs too: the replay rebuilds the
+	# swap space from them and walks it as try_to_unuse() does.
+	timeout $LIMIT swaptrace record -o full.swt --duration 200s > full.stdout 2> full.stderr &
+	F=$!
+	sleep 3
 	start_workload "$SIZE" seq
 	cat /proc/swaps > swaps.before
 	# swapoff brings everything back: lift the limit first.
@@ -163,6 +168,9 @@ sc_swapoff() {
 	# record exits 0 when its command is killed (e.g. by the OOM killer).
 	grep -q "^/dev/vda " /proc/swaps && note swapoff-done 1
 	log "$SC: swapoff took $(cat swapoff.time) s"
+	kill -INT $F 2>/dev/null
+	wait $F
+	note full-record $?
 	stop_workload
 	swap_off vda
 	memcg_limit "$MEMCG"

@@ -3,7 +3,7 @@
 
 use super::policies::Policy;
 use super::ReplayError;
-use crate::trace::{Loaded, OutKind, Record, SwapEntry};
+use crate::trace::{Loaded, OutKind, Record, SwapEntry, Syscall};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -26,6 +26,49 @@ pub enum Event {
         vpage: u64,
         entry: SwapEntry,
     },
+    /// A successful swapoff of device `dev` began: `try_to_unuse()` walks
+    /// the page tables and swaps in every PTE that holds one of its entries.
+    Swapoff { ts: u64, dev: u8 },
+}
+
+impl Event {
+    fn ts(&self) -> u64 {
+        match self {
+            Event::Out { ts, .. } | Event::Fault { ts, .. } | Event::Swapoff { ts, .. } => *ts,
+        }
+    }
+}
+
+/// What swapoff's `unuse_pte_range()` does with a swap PTE whose page is
+/// already in the swap cache (readahead by an earlier PTE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwapoffMode {
+    /// Before 5.8: `swapin_readahead()` for every PTE; no hit is counted.
+    Readahead,
+    /// 5.8 to 6.17 (seed 000): `lookup_swap_cache()`/`swap_cache_get_folio()`
+    /// counts the hit (`swap_update_readahead()`), readahead only on a miss.
+    LookupStats,
+    /// 6.18 on: `swap_cache_get_folio(entry)` without `swap_update_readahead()`
+    /// (readahead statistics split from the lookup): no hit is counted.
+    LookupNoStats,
+}
+
+impl SwapoffMode {
+    /// The behaviour of a kernel release such as "6.18.0-1-amd64".
+    pub fn for_release(release: &str) -> SwapoffMode {
+        let mut it = release
+            .split(|c: char| !c.is_ascii_digit())
+            .map(|n| n.parse::<u32>().unwrap_or(0));
+        let v = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+        if v < (5, 8) && v != (0, 0) {
+            SwapoffMode::Readahead
+        } else if v < (6, 18) {
+            SwapoffMode::LookupStats
+        } else {
+            SwapoffMode::LookupNoStats
+        }
+    }
 }
 
 /// What a replay needs from a trace.
@@ -42,6 +85,10 @@ pub struct ReplayInput {
     pub memory_pages: usize,
     /// Faults of the trace without a known entry (not replayed).
     pub unknown_faults: u64,
+    /// Successful swapoffs whose device could not be told (not replayed).
+    pub unknown_swapoffs: u64,
+    /// What plain `cluster`/`vma` do at swapoff: the recording kernel's way.
+    pub swapoff_mode: SwapoffMode,
 }
 
 impl ReplayInput {
@@ -50,7 +97,9 @@ impl ReplayInput {
         for r in &t.records {
             b.add(r);
         }
-        b.finish(t.header.readahead.page_cluster.unwrap_or(3), memory_pages)
+        let mut input = b.finish(t.header.readahead.page_cluster.unwrap_or(3), memory_pages)?;
+        input.swapoff_mode = SwapoffMode::for_release(&t.header.kernel_release);
+        Ok(input)
     }
 }
 
@@ -60,6 +109,10 @@ pub struct InputBuilder {
     events: Vec<Event>,
     unknown_faults: u64,
     dev_max: Vec<u64>,
+    /// swapoff entered, by task: entry time.
+    swapoff_open: HashMap<u32, u64>,
+    /// Successful swapoffs: (entry time, exit time).
+    swapoffs: Vec<(u64, u64)>,
 }
 
 impl InputBuilder {
@@ -69,6 +122,8 @@ impl InputBuilder {
             events: Vec::new(),
             unknown_faults: 0,
             dev_max: Vec::new(),
+            swapoff_open: HashMap::new(),
+            swapoffs: Vec::new(),
         }
     }
 
@@ -114,8 +169,57 @@ impl InputBuilder {
                 });
             }
             Record::SwapFault { entry: None, .. } => self.unknown_faults += 1,
+            Record::Syscall {
+                ts,
+                tid,
+                call: Syscall::Swapoff,
+                ret,
+            } => match ret {
+                None => {
+                    self.swapoff_open.insert(tid, ts);
+                }
+                Some(ret) => {
+                    if let Some(from) = self.swapoff_open.remove(&tid) {
+                        if ret == 0 {
+                            self.swapoffs.push((from, ts));
+                        }
+                    }
+                }
+            },
             _ => {}
         }
+    }
+
+    /// The device each swapoff removed: the trace records the path, not the
+    /// swap type, so it is the device with entries before the swapoff and
+    /// none after it. Ambiguous or unknown ones are counted, not replayed.
+    fn resolve_swapoffs(&mut self) -> u64 {
+        let mut unknown = 0;
+        for &(from, to) in &self.swapoffs {
+            let (mut before, mut after) = (0u64, 0u64);
+            for e in &self.events {
+                let dev = match *e {
+                    Event::Out { entry, .. } | Event::Fault { entry, .. } => entry.dev,
+                    Event::Swapoff { .. } => continue,
+                };
+                let bit = 1u64 << (dev & 63);
+                if e.ts() < from {
+                    before |= bit;
+                } else if e.ts() > to {
+                    after |= bit;
+                }
+            }
+            let gone = before & !after;
+            if gone.count_ones() == 1 {
+                self.events.push(Event::Swapoff {
+                    ts: from,
+                    dev: gone.trailing_zeros() as u8,
+                });
+            } else {
+                unknown += 1;
+            }
+        }
+        unknown
     }
 
     pub fn finish(
@@ -123,19 +227,24 @@ impl InputBuilder {
         page_cluster: u32,
         memory_pages: usize,
     ) -> Result<ReplayInput, ReplayError> {
-        if !self.events.iter().any(|e| matches!(e, Event::Fault { .. })) {
+        let unknown_swapoffs = self.resolve_swapoffs();
+        if !self
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Fault { .. } | Event::Swapoff { .. }))
+        {
             return Err(ReplayError::NothingToReplay);
         }
         // Faults are recorded at their end; order all by time (stable).
-        self.events.sort_by_key(|e| match e {
-            Event::Out { ts, .. } | Event::Fault { ts, .. } => *ts,
-        });
+        self.events.sort_by_key(Event::ts);
         Ok(ReplayInput {
             events: self.events,
             page_cluster,
             dev_max: self.dev_max,
             memory_pages,
             unknown_faults: self.unknown_faults,
+            unknown_swapoffs,
+            swapoff_mode: SwapoffMode::LookupStats,
         })
     }
 }
@@ -360,6 +469,21 @@ pub struct Metrics {
     pub io_requests: u64,
     /// Readahead window per miss (argdist style: window -> count).
     pub windows: BTreeMap<u32, u64>,
+    /// What the swapoff walks did (included in the totals above).
+    pub swapoff: Option<SwapoffMetrics>,
+}
+
+/// Swap-ins by `try_to_unuse()`: no faults, so no PGMAJFAULT.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SwapoffMetrics {
+    /// Swap PTEs walked (`unuse_pte_range()` iterations that swapped in).
+    pub ptes: u64,
+    pub pswpin: u64,
+    pub swpin_zero: u64,
+    pub swap_ra: u64,
+    pub swap_ra_hit: u64,
+    pub io_requests: u64,
+    pub windows: BTreeMap<u32, u64>,
 }
 
 impl Metrics {
@@ -368,9 +492,10 @@ impl Metrics {
         ratio(self.swap_ra_hit, self.swap_ra)
     }
 
-    /// Faults served by readahead / faults.
+    /// Swap-ins served by readahead / swap-ins (faults and swapoff's PTEs).
     pub fn coverage(&self) -> f64 {
-        ratio(self.swap_ra_hit, self.faults)
+        let ptes = self.swapoff.as_ref().map_or(0, |s| s.ptes);
+        ratio(self.swap_ra_hit, self.faults + ptes)
     }
 
     /// Mean time from readahead to first use, µs.
@@ -401,6 +526,9 @@ struct Model<'a> {
     io: Vec<SwapEntry>,
     /// Window counts up to 64 pages (the common case, kept out of the map).
     small_windows: [u64; 65],
+    /// Inside a swapoff walk: the counters also go to `so`.
+    in_swapoff: bool,
+    so: SwapoffMetrics,
 }
 
 impl Model<'_> {
@@ -456,19 +584,7 @@ impl Model<'_> {
         );
         match slot.cache {
             Cache::Unused { ra, ts, .. } => {
-                // swap_cache_get_folio() hit; swap_update_readahead() accounting.
-                let gen = self.next_gen(f.entry);
-                if let Some(s) = self.slots.get_mut(&f.entry) {
-                    s.cache = Cache::Mapped {
-                        gen,
-                        referenced: true,
-                    };
-                }
-                if ra {
-                    self.m.swap_ra_hit += 1;
-                    self.m.timeliness_ns += f.ts.saturating_sub(ts);
-                }
-                policy.on_hit(&f, ra);
+                self.cache_hit(&f, ra, ts, policy);
                 return;
             }
             Cache::Mapped { .. } => {
@@ -482,19 +598,48 @@ impl Model<'_> {
             Cache::No => {}
         }
         self.m.pgmajfault += 1;
+        self.read_around(&f, policy, scratch);
+        self.evict();
+    }
+
+    /// `swap_cache_get_folio()` found the page; `swap_update_readahead()`
+    /// accounts a hit on a readahead page.
+    fn cache_hit(&mut self, f: &FaultCtx, ra: bool, ra_ts: u64, policy: &mut dyn Policy) {
+        let gen = self.next_gen(f.entry);
+        if let Some(s) = self.slots.get_mut(&f.entry) {
+            s.cache = Cache::Mapped {
+                gen,
+                referenced: true,
+            };
+        }
+        if ra {
+            self.m.swap_ra_hit += 1;
+            self.so.swap_ra_hit += self.in_swapoff as u64;
+            self.m.timeliness_ns += f.ts.saturating_sub(ra_ts);
+        }
+        policy.on_hit(f, ra);
+    }
+
+    /// `swapin_readahead()`: the policy's window around `f`, read into the
+    /// swap cache, and the faulting page mapped (read too unless cached).
+    fn read_around(&mut self, f: &FaultCtx, policy: &mut dyn Policy, scratch: &mut Vec<SwapEntry>) {
         scratch.clear();
         let view = SwapView {
             slots: &self.slots,
             pages: &self.pages,
             dev_max: &self.input.dev_max,
         };
-        let window = policy.readahead(&f, &view, scratch);
+        let window = policy.readahead(f, &view, scratch);
+        if self.in_swapoff {
+            *self.so.windows.entry(window).or_default() += 1;
+        }
         match self.small_windows.get_mut(window as usize) {
             Some(n) => *n += 1,
             None => *self.m.windows.entry(window).or_default() += 1,
         }
         let mut io = std::mem::take(&mut self.io);
         io.clear();
+        let (mut ra, mut zero) = (0, 0);
         for &e in scratch.iter() {
             if e == f.entry {
                 continue;
@@ -516,37 +661,103 @@ impl Model<'_> {
             }
             // In memory now: its PTE (if swapped) stays a swap entry until faulted.
             if s.zero {
-                self.m.swpin_zero += 1;
+                zero += 1;
             } else {
                 io.push(e);
             }
-            self.m.swap_ra += 1;
+            ra += 1;
             self.resident += 1;
         }
         // The faulting page itself.
         let gen = self.next_gen(f.entry);
         if let Some(s) = self.slots.get_mut(&f.entry) {
+            if !s.cache.resident() {
+                if s.zero {
+                    zero += 1;
+                } else {
+                    io.push(f.entry);
+                }
+                self.resident += 1;
+            }
             s.cache = Cache::Mapped {
                 gen,
                 referenced: true,
             };
-            if s.zero {
-                self.m.swpin_zero += 1;
-            } else {
-                io.push(f.entry);
-            }
         }
-        self.resident += 1;
         // One request per run of contiguous offsets (the plugged reads merge).
         io.sort_unstable();
-        self.m.pswpin += io.len() as u64;
-        self.m.io_requests += io
+        let requests = io
             .iter()
             .enumerate()
             .filter(|&(i, e)| i == 0 || io[i - 1].dev != e.dev || io[i - 1].offset + 1 != e.offset)
             .count() as u64;
+        let read = io.len() as u64;
+        self.m.swap_ra += ra;
+        self.m.swpin_zero += zero;
+        self.m.pswpin += read;
+        self.m.io_requests += requests;
+        if self.in_swapoff {
+            self.so.swap_ra += ra;
+            self.so.swpin_zero += zero;
+            self.so.pswpin += read;
+            self.so.io_requests += requests;
+        }
         self.io = io;
-        self.evict();
+    }
+
+    /// `try_to_unuse()` for device `dev`: each address space's swap PTEs of
+    /// that device in address order (`unuse_mm()` → `unuse_pte_range()`),
+    /// address spaces in the order first seen (the kernel's mmlist). Since
+    /// What a page already in the swap cache does: [`SwapoffMode`].
+    fn swapoff(&mut self, ts: u64, dev: u8, policy: &mut dyn Policy, scratch: &mut Vec<SwapEntry>) {
+        let mode = policy.swapoff_mode();
+        self.in_swapoff = true;
+        let mut keys: Vec<u64> = self.pages.leaves.keys().copied().collect();
+        keys.sort_unstable();
+        for key in keys {
+            for i in 0..PMD_PAGES {
+                let Some(leaf) = self.pages.leaves.get(&key) else {
+                    break;
+                };
+                let Some(entry) = unpack(leaf[i as usize]).filter(|e| e.dev == dev) else {
+                    continue;
+                };
+                let (mm, vpage) = ((key >> 36) as u32, (key & ((1 << 36) - 1)) * PMD_PAGES + i);
+                self.pages.remove(&(mm, vpage));
+                let Some(slot) = self.slots.get(&entry).copied() else {
+                    continue;
+                };
+                let f = FaultCtx {
+                    ts,
+                    mm,
+                    vpage,
+                    entry,
+                };
+                self.so.ptes += 1;
+                match (slot.cache, mode) {
+                    (Cache::No, _) | (_, SwapoffMode::Readahead) => {
+                        self.read_around(&f, policy, scratch)
+                    }
+                    (Cache::Unused { ra, ts, .. }, SwapoffMode::LookupStats) => {
+                        self.cache_hit(&f, ra, ts, policy)
+                    }
+                    _ => {}
+                }
+                // Mapped again: anonymous memory, no longer the device's.
+                self.drop_slot(entry);
+                self.evict();
+            }
+        }
+        // Whatever is left of the device (readahead never used) goes.
+        if let Some(slots) = self.slots.devs.get_mut(dev as usize) {
+            let resident = slots
+                .iter()
+                .filter(|s| s.is_some_and(|s| s.cache.resident()))
+                .count();
+            self.resident -= resident;
+            slots.clear();
+        }
+        self.in_swapoff = false;
     }
 
     /// Beyond capacity, reclaim scans resident pages oldest first, as the
@@ -599,6 +810,8 @@ pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {
         pages: PageTable::default(),
         io: Vec::new(),
         small_windows: [0; 65],
+        in_swapoff: false,
+        so: SwapoffMetrics::default(),
         lru: VecDeque::new(),
         resident: 0,
         gen: 0,
@@ -608,6 +821,7 @@ pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {
         },
     };
     let mut scratch = Vec::with_capacity(64);
+    let mut swapoffs = 0;
     for ev in &input.events {
         match *ev {
             Event::Out {
@@ -632,7 +846,14 @@ pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {
                 policy,
                 &mut scratch,
             ),
+            Event::Swapoff { ts, dev } => {
+                model.swapoff(ts, dev, policy, &mut scratch);
+                swapoffs += 1;
+            }
         }
+    }
+    if swapoffs > 0 {
+        model.m.swapoff = Some(std::mem::take(&mut model.so));
     }
     for (w, &n) in model.small_windows.iter().enumerate() {
         if n > 0 {
@@ -688,6 +909,8 @@ mod tests {
             dev_max: vec![order.len() as u64],
             memory_pages,
             unknown_faults: 0,
+            unknown_swapoffs: 0,
+            swapoff_mode: SwapoffMode::LookupStats,
         }
     }
 
@@ -776,6 +999,87 @@ mod tests {
         assert_eq!(m.swap_ra_hit, 0);
         assert_eq!(m.pollution, m.swap_ra);
         assert_eq!(m.pgmajfault, 1024);
+    }
+
+    /// Pages swapped out as `input` does, then a swapoff instead of faults.
+    fn swapoff_input(order: &[u64]) -> ReplayInput {
+        let mut inp = input(order, 1 << 20, 0);
+        inp.events.retain(|e| matches!(e, Event::Out { .. }));
+        inp.events.push(Event::Swapoff {
+            ts: order.len() as u64 + 1,
+            dev: 0,
+        });
+        inp
+    }
+
+    #[test]
+    fn swapoff_with_the_fix_grows_the_window_as_seed_000_saw() {
+        let order: Vec<u64> = (0..4096).collect();
+        let inp = swapoff_input(&order);
+        let fix = run("cluster-swapoff-fix", &inp);
+        let old = run("cluster-no-swapoff-fix", &inp);
+        for m in [&fix, &old] {
+            let so = m.swapoff.as_ref().expect("swapoff replayed");
+            // Every page comes back once; a walk is not a fault.
+            assert_eq!((so.ptes, so.pswpin, m.pgmajfault), (4096, 4096, 0), "{m:?}");
+        }
+        let (f, o) = (fix.swapoff.unwrap(), old.swapoff.unwrap());
+        // With the fix: hits feed the window, mostly 8 pages, one per cluster.
+        assert!(
+            f.windows.get(&8).copied().unwrap_or(0) > 4096 / 8 - 8,
+            "{f:?}"
+        );
+        assert!(f.windows.values().sum::<u64>() < 4096 / 4, "{f:?}");
+        assert_eq!(f.swap_ra_hit, f.swap_ra);
+        // Without: every PTE runs swapin_readahead(), no hits: windows of 2.
+        assert_eq!(o.windows.values().sum::<u64>(), 4096, "{o:?}");
+        assert!(o.windows.get(&2).copied().unwrap_or(0) > 4000, "{o:?}");
+        assert_eq!(o.swap_ra_hit, 0);
+        assert!(o.io_requests > f.io_requests, "{o:?}\n{f:?}");
+    }
+
+    #[test]
+    fn swapoff_device_is_resolved_from_the_trace() {
+        use crate::trace::Syscall;
+        let mut b = InputBuilder::new(4096);
+        let out = |ts, dev, offset| Record::SwapOut {
+            ts,
+            tid: 1,
+            mm: 1,
+            vaddr: (0x1000 + ts) << 12,
+            entry: SwapEntry { dev, offset },
+            nr: 1,
+            how: OutKind::Io,
+        };
+        let call = |ts, ret| Record::Syscall {
+            ts,
+            tid: 9,
+            call: Syscall::Swapoff,
+            ret,
+        };
+        for r in [
+            out(1, 0, 1),
+            out(2, 1, 1),
+            call(10, None),
+            call(20, Some(0)),
+            out(30, 1, 2),
+            // A failed swapoff is not replayed.
+            call(40, None),
+            call(41, Some(-12)),
+        ] {
+            b.add(&r);
+        }
+        let inp = b.finish(3, 100).unwrap();
+        let offs: Vec<_> = inp
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Swapoff { ts, dev } => Some((*ts, *dev)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(offs, vec![(10, 0)]);
+        assert_eq!(inp.unknown_swapoffs, 0);
     }
 
     #[test]

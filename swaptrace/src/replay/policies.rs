@@ -1,6 +1,6 @@
 //! Swap readahead policies, each a port of the kernel code it names.
 
-use super::engine::{Event, FaultCtx, ReplayInput, SwapView};
+use super::engine::{Event, FaultCtx, ReplayInput, SwapView, SwapoffMode};
 use super::ReplayError;
 use crate::trace::SwapEntry;
 use std::collections::{HashMap, VecDeque};
@@ -13,18 +13,52 @@ pub trait Policy: Send {
     fn readahead(&mut self, f: &FaultCtx, view: &SwapView, out: &mut Vec<SwapEntry>) -> u32;
     /// A swap-cache hit; `readahead` when the page had PG_readahead.
     fn on_hit(&mut self, _f: &FaultCtx, _readahead: bool) {}
+    /// What swapoff's `unuse_pte_range()` does with a page already in the
+    /// swap cache (seed 000).
+    fn swapoff_mode(&self) -> SwapoffMode {
+        SwapoffMode::LookupStats
+    }
 }
 
-pub const POLICY_NAMES: &[&str] = &["cluster", "vma", "none", "fixed:N", "leap", "oracle"];
+pub const POLICY_NAMES: &[&str] = &[
+    "cluster",
+    "vma",
+    "cluster-swapoff-fix",
+    "vma-swapoff-fix",
+    "cluster-no-swapoff-fix",
+    "vma-no-swapoff-fix",
+    "cluster-swapoff-nostats",
+    "vma-swapoff-nostats",
+    "none",
+    "fixed:N",
+    "leap",
+    "oracle",
+];
 
-/// A policy by name (`cluster`, `vma`, `none`, `fixed:N`, `leap`, `oracle`)
-/// for `input` (the oracle reads its future).
+/// A policy by name (see [`POLICY_NAMES`]) for `input` (the oracle reads
+/// its future). Plain `cluster` and `vma` do at swapoff what the recording
+/// kernel does (`input.swapoff_mode`); the suffixes choose: `-no-swapoff-fix`
+/// before 5.8, `-swapoff-fix` 5.8 to 6.17, `-swapoff-nostats` 6.18 on.
 pub fn policy_by_name(name: &str, input: &ReplayInput) -> Result<Box<dyn Policy>, ReplayError> {
     let page_cluster = input.page_cluster;
     let bad = |why: &str| ReplayError::BadParam(name.to_string(), why.to_string());
-    match name {
-        "cluster" => Ok(Box::new(Cluster::new(page_cluster))),
-        "vma" => Ok(Box::new(Vma::new(page_cluster))),
+    let (base, swapoff) = match name.split_once('-') {
+        Some((base, "no-swapoff-fix")) => (base, SwapoffMode::Readahead),
+        Some((base, "swapoff-fix")) => (base, SwapoffMode::LookupStats),
+        Some((base, "swapoff-nostats")) => (base, SwapoffMode::LookupNoStats),
+        _ => (name, input.swapoff_mode),
+    };
+    match base {
+        "cluster" => Ok(Box::new(Cluster {
+            name: name.to_string(),
+            swapoff,
+            ..Cluster::new(page_cluster)
+        })),
+        "vma" => Ok(Box::new(Vma {
+            name: name.to_string(),
+            swapoff,
+            ..Vma::new(page_cluster)
+        })),
         "none" => Ok(Box::new(Fixed { pages: 1 })),
         "leap" => Ok(Box::new(Leap::new(page_cluster))),
         "oracle" => Ok(Box::new(Oracle::new(input))),
@@ -91,6 +125,8 @@ fn aligned_cluster(f: &FaultCtx, pages: u32, view: &SwapView, out: &mut Vec<Swap
 /// `swap_cluster_readahead()` with `swapin_nr_pages()`: a window grown by
 /// readahead hits (the global `swapin_readahead_hits`), aligned on swap offsets.
 pub struct Cluster {
+    name: String,
+    swapoff: SwapoffMode,
     page_cluster: u32,
     prev_offset: u64,
     last_readahead_pages: u32,
@@ -100,6 +136,8 @@ pub struct Cluster {
 impl Cluster {
     pub fn new(page_cluster: u32) -> Cluster {
         Cluster {
+            name: "cluster".into(),
+            swapoff: SwapoffMode::LookupStats,
             page_cluster,
             prev_offset: 0,
             last_readahead_pages: 0,
@@ -110,7 +148,11 @@ impl Cluster {
 
 impl Policy for Cluster {
     fn name(&self) -> String {
-        "cluster".into()
+        self.name.clone()
+    }
+
+    fn swapoff_mode(&self) -> SwapoffMode {
+        self.swapoff
     }
 
     fn readahead(&mut self, f: &FaultCtx, view: &SwapView, out: &mut Vec<SwapEntry>) -> u32 {
@@ -162,6 +204,8 @@ struct RaInfo {
 /// addresses, kept per VMA (here per address space: the trace has no VMA
 /// bounds) and clamped to the PMD of the fault.
 pub struct Vma {
+    name: String,
+    swapoff: SwapoffMode,
     page_cluster: u32,
     info: HashMap<u32, RaInfo>,
 }
@@ -169,6 +213,8 @@ pub struct Vma {
 impl Vma {
     pub fn new(page_cluster: u32) -> Vma {
         Vma {
+            name: "vma".into(),
+            swapoff: SwapoffMode::LookupStats,
             page_cluster,
             info: HashMap::new(),
         }
@@ -177,7 +223,11 @@ impl Vma {
 
 impl Policy for Vma {
     fn name(&self) -> String {
-        "vma".into()
+        self.name.clone()
+    }
+
+    fn swapoff_mode(&self) -> SwapoffMode {
+        self.swapoff
     }
 
     fn readahead(&mut self, f: &FaultCtx, view: &SwapView, out: &mut Vec<SwapEntry>) -> u32 {
@@ -371,7 +421,7 @@ impl Oracle {
             .iter()
             .filter_map(|ev| match *ev {
                 Event::Fault { entry, .. } => Some(entry),
-                Event::Out { .. } => None,
+                Event::Out { .. } | Event::Swapoff { .. } => None,
             })
             .collect();
         Oracle {

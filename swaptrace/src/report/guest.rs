@@ -105,6 +105,56 @@ fn ra_figures(t: &Loaded, during: During) -> RaFigures {
     }
 }
 
+/// The swapoff walk replayed from the swap-outs of `full` (the whole run)
+/// against the live windows and counters of `live` (the swapoff alone).
+fn swapoff_replay(v: &mut GuestVerdict, live: &Loaded, full: &Loaded, live_windows: u64) {
+    use crate::replay::{policy_by_name, replay_all, ReplayInput};
+    let input = match ReplayInput::from_trace(full, full.header.memory_pages()) {
+        Ok(i) => i,
+        Err(e) => return v.check(false, format!("swapoff replay: {e}")),
+    };
+    let names = ["cluster", "cluster-swapoff-fix", "cluster-no-swapoff-fix"];
+    let policies: Vec<_> = names
+        .iter()
+        .filter_map(|n| policy_by_name(n, &input).ok())
+        .collect();
+    let results = replay_all(&input, policies);
+    let Some(so) = results.first().and_then(|m| m.swapoff.clone()) else {
+        return v.check(false, "swapoff replay: no swapoff walk in full.swt".into());
+    };
+    let mut cols = Vec::new();
+    if let Ok(h) = histogram(live, HistMetric::RaWindow, During::Swapoff) {
+        cols.extend(h.count.map(|c| ("live".to_string(), c.counts)));
+    }
+    for m in &results[1..] {
+        cols.push((
+            m.policy.clone(),
+            super::replayed_windows(m, During::Swapoff),
+        ));
+    }
+    for line in super::window_columns_text(&cols).lines() {
+        let _ = writeln!(v.report, "    {line}");
+    }
+    let windows = so.windows.values().sum::<u64>();
+    for (what, replayed, kernel) in [
+        ("readahead windows", windows as f64, live_windows as f64),
+        ("swap_ra", so.swap_ra as f64, delta(live, "swap_ra") as f64),
+        (
+            "swap_ra_hit",
+            so.swap_ra_hit as f64,
+            delta(live, "swap_ra_hit") as f64,
+        ),
+    ] {
+        v.check(
+            within(replayed, kernel, 5.0),
+            format!(
+                "swapoff replayed through `cluster`: {what} {replayed} vs live {kernel} ({:.2}% off)",
+                pct_err(replayed, kernel)
+            ),
+        );
+    }
+}
+
 /// Verifies one kernel's `out/` directory.
 pub fn verify_guest_out(out: &Path) -> GuestVerdict {
     let mut v = GuestVerdict::default();
@@ -190,6 +240,9 @@ pub fn verify_guest_out(out: &Path) -> GuestVerdict {
         );
         if let Ok(s) = std::fs::read_to_string(out.join("swapoff/swapoff.time")) {
             let _ = writeln!(v.report, "    swapoff took {} s", s.trim());
+        }
+        if let Some(full) = load(&mut v, &out.join("swapoff/full.swt")) {
+            swapoff_replay(&mut v, &t, &full, f.windows);
         }
     }
 

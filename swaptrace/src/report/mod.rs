@@ -19,6 +19,6 @@ pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut};
 #[cfg(feature = "plot")]
 pub use plot::{plot_all, PlotError};
 pub use replay_table::{
-    fidelity, kernel_counts, replay_json, replay_text, window_columns_json, window_columns_text,
-    KernelCounts,
+    fidelity, kernel_counts, replay_json, replay_text, replayed_windows, window_columns_json,
+    window_columns_text, KernelCounts,
 };

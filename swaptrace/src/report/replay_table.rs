@@ -1,6 +1,6 @@
 //! The policy comparison table of `swaptrace replay`, like the seeds' tables.
 
-use crate::replay::Metrics;
+use crate::replay::{DeviceModel, Metrics};
 use crate::trace::Loaded;
 use serde_json::json;
 use std::fmt::Write;
@@ -56,15 +56,51 @@ pub fn fidelity(m: &Metrics, k: &KernelCounts) -> [(&'static str, u64, i64, Opti
     ]
 }
 
+/// A replayed policy's windows: all, during swapoff, or outside it.
+pub fn replayed_windows(
+    m: &Metrics,
+    during: super::During,
+) -> std::collections::BTreeMap<u64, u64> {
+    let so = m.swapoff.as_ref().map(|s| &s.windows);
+    m.windows
+        .iter()
+        .map(|(&w, &n)| {
+            let inside = so.and_then(|s| s.get(&w)).copied().unwrap_or(0);
+            let n = match during {
+                super::During::All => n,
+                super::During::Swapoff => inside,
+                super::During::NotSwapoff => n - inside,
+            };
+            (w as u64, n)
+        })
+        .filter(|&(_, n)| n > 0)
+        .collect()
+}
+
+/// The most frequent window (the larger one on a tie).
+fn mode(windows: &std::collections::BTreeMap<u32, u64>) -> Option<u32> {
+    windows
+        .iter()
+        .max_by_key(|&(w, n)| (*n, *w))
+        .map(|(&w, _)| w)
+}
+
 pub fn replay_text(
     results: &[Metrics],
     kernel: Option<&KernelCounts>,
     kernel_policy: &str,
+    device: &DeviceModel,
 ) -> String {
+    let width = results
+        .iter()
+        .map(|m| m.policy.len())
+        .chain([14, kernel_policy.len() + 8])
+        .max()
+        .unwrap_or(14);
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{:<14} {:>9} {:>10} {:>9} {:>11} {:>8} {:>8} {:>9} {:>9}",
+        "{:<width$} {:>9} {:>10} {:>9} {:>11} {:>8} {:>8} {:>9} {:>9} {:>9}",
         "POLICY",
         "PSWPIN",
         "PGMAJFAULT",
@@ -73,17 +109,19 @@ pub fn replay_text(
         "ACCURACY",
         "COVERAGE",
         "POLLUTION",
-        "IO_REQS"
+        "IO_REQS",
+        "IO_MS"
     );
     if let Some(k) = kernel {
         let _ = writeln!(
             o,
-            "{:<14} {:>9} {:>10} {:>9} {:>11} {:>8} {:>8} {:>9} {:>9}",
+            "{:<width$} {:>9} {:>10} {:>9} {:>11} {:>8} {:>8} {:>9} {:>9} {:>9}",
             format!("kernel({kernel_policy})"),
             k.pswpin,
             k.pgmajfault,
             k.swap_ra,
             k.swap_ra_hit,
+            "-",
             "-",
             "-",
             "-",
@@ -93,7 +131,7 @@ pub fn replay_text(
     for m in results {
         let _ = writeln!(
             o,
-            "{:<14} {:>9} {:>10} {:>9} {:>11} {:>7.1}% {:>7.1}% {:>9} {:>9}",
+            "{:<width$} {:>9} {:>10} {:>9} {:>11} {:>7.1}% {:>7.1}% {:>9} {:>9} {:>9.1}",
             m.policy,
             m.pswpin,
             m.pgmajfault,
@@ -102,8 +140,48 @@ pub fn replay_text(
             m.accuracy() * 100.0,
             m.coverage() * 100.0,
             m.pollution,
-            m.io_requests
+            m.io_requests,
+            device.time_ms(m.io_requests, m.pswpin)
         );
+    }
+    let _ = writeln!(
+        o,
+        "IO_MS: modelled read time on `{}` ({} µs per request + {} µs per page)",
+        device.name, device.request_us, device.page_us
+    );
+    if results.iter().any(|m| m.swapoff.is_some()) {
+        let _ = writeln!(o, "\nswapoff (try_to_unuse):");
+        let _ = writeln!(
+            o,
+            "{:<width$} {:>9} {:>9} {:>9} {:>11} {:>9} {:>8} {:>9} {:>9}",
+            "POLICY",
+            "PTES",
+            "PSWPIN",
+            "SWAP_RA",
+            "SWAP_RA_HIT",
+            "WINDOWS",
+            "MODE",
+            "IO_REQS",
+            "IO_MS"
+        );
+        for m in results {
+            let Some(s) = &m.swapoff else { continue };
+            let _ = writeln!(
+                o,
+                "{:<width$} {:>9} {:>9} {:>9} {:>11} {:>9} {:>8} {:>9} {:>9.1}",
+                m.policy,
+                s.ptes,
+                s.pswpin,
+                s.swap_ra,
+                s.swap_ra_hit,
+                s.windows.values().sum::<u64>(),
+                mode(&s.windows)
+                    .map(|w| w.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                s.io_requests,
+                device.time_ms(s.io_requests, s.pswpin)
+            );
+        }
     }
     if let (Some(k), Some(m)) = (kernel, results.iter().find(|m| m.policy == kernel_policy)) {
         let _ = writeln!(
@@ -125,15 +203,19 @@ pub fn replay_json(
     results: &[Metrics],
     kernel: Option<&KernelCounts>,
     kernel_policy: &str,
+    device: &DeviceModel,
 ) -> serde_json::Value {
     json!({
         "kernel_policy": kernel_policy,
         "kernel": kernel,
+        "device": device,
         "policies": results.iter().map(|m| json!({
             "metrics": m,
             "accuracy": m.accuracy(),
             "coverage": m.coverage(),
             "timeliness_us": m.timeliness_us(),
+            "io_ms": device.time_ms(m.io_requests, m.pswpin),
+            "swapoff_io_ms": m.swapoff.as_ref().map(|s| device.time_ms(s.io_requests, s.pswpin)),
             "fidelity": kernel.filter(|_| m.policy == kernel_policy).map(|k| fidelity(m, k)
                 .iter().map(|(n, a, b, e)| json!({"counter": n, "replayed": a, "kernel": b, "error_pct": e}))
                 .collect::<Vec<_>>()),
