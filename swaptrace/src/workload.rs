@@ -124,7 +124,8 @@ pub struct WorkloadSpec {
     #[serde(default)]
     pub hold: bool,
     /// After the first touch, push the whole region out to swap with
-    /// `madvise(MADV_PAGEOUT)`: a deterministic way to fill swap.
+    /// `madvise(MADV_PAGEOUT)`, in the order of the first touch: a
+    /// deterministic way to fill swap in an order of our choosing.
     #[serde(default)]
     pub pageout: bool,
 }
@@ -313,6 +314,48 @@ fn page_size() -> u64 {
 }
 
 /// Prints "holding" and blocks until SIGTERM or SIGINT arrives.
+/// After MADV_PAGEOUT the written pages stay in the swap cache until
+/// reclaim passes again (their PTEs are swap entries, so a second madvise
+/// cannot reach them). Waits for the writeback, then has the memory cgroup
+/// this process is in reclaim itself: `memory.force_empty` (v1) or
+/// `memory.reclaim` (v2). Outside a cgroup the pages stay cached (the
+/// read-back then finds them there) and a warning says so.
+fn drop_own_swap_cache() {
+    for _ in 0..100 {
+        match crate::lab::proc_kib("/proc/meminfo", "Writeback") {
+            Some(kib) if kib > 1024 => std::thread::sleep(Duration::from_millis(50)),
+            _ => break,
+        }
+    }
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let knob = cgroups.lines().find_map(|l| {
+        let mut f = l.splitn(3, ':');
+        let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+        if path == "/" {
+            None
+        } else if controllers.split(',').any(|c| c == "memory") {
+            Some((
+                format!("/sys/fs/cgroup/memory{path}/memory.force_empty"),
+                "0",
+            ))
+        } else if controllers.is_empty() {
+            Some((format!("/sys/fs/cgroup{path}/memory.reclaim"), "1G"))
+        } else {
+            None
+        }
+    });
+    match knob {
+        Some((path, value)) => {
+            if let Err(e) = std::fs::write(&path, value) {
+                eprintln!("workload: {path}: {e}: paged-out pages may stay in the swap cache");
+            }
+        }
+        None => {
+            eprintln!("workload: not in a memory cgroup: paged-out pages stay in the swap cache")
+        }
+    }
+}
+
 fn wait_for_stop() -> Result<(), WorkloadError> {
     use std::io::Write;
     // SAFETY: plain signal-set manipulation on a local set.
@@ -365,14 +408,31 @@ pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
         touched += 1;
     }
     let elapsed_write = t0.elapsed();
-    drop(order);
     if spec.pageout {
-        // SAFETY: the range is our own mapping.
-        let r = unsafe { libc::madvise(map.ptr.cast(), len, libc::MADV_PAGEOUT) };
-        if r != 0 {
-            return Err(WorkloadError::Pageout(io::Error::last_os_error()));
+        // In the order of the first touch, a run of consecutive pages per
+        // call: swap slots are handed out in this order.
+        let mut i = 0;
+        while i < order.len() {
+            let mut n = 1;
+            while i + n < order.len() && order[i + n] == order[i] + n as u64 {
+                n += 1;
+            }
+            // SAFETY: the run lies inside our own mapping.
+            let r = unsafe {
+                libc::madvise(
+                    map.ptr.add(order[i] as usize * ps).cast(),
+                    n * ps,
+                    libc::MADV_PAGEOUT,
+                )
+            };
+            if r != 0 {
+                return Err(WorkloadError::Pageout(io::Error::last_os_error()));
+            }
+            i += n;
         }
+        drop_own_swap_cache();
     }
+    drop(order);
     if spec.hold {
         wait_for_stop()?;
         return Ok(WorkloadReport {

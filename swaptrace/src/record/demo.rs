@@ -22,7 +22,7 @@ pub struct DemoOptions {
 
 /// The command line that runs the built-in workload in a child process.
 pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
-    vec![
+    let mut cmd = vec![
         exe.display().to_string(),
         "workload".into(),
         "--size".into(),
@@ -35,7 +35,13 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
         w.seed.to_string(),
         "--zero-every".into(),
         w.zero_every.to_string(),
-    ]
+    ];
+    for (on, flag) in [(w.hold, "--hold"), (w.pageout, "--pageout")] {
+        if on {
+            cmd.push(flag.into());
+        }
+    }
+    cmd
 }
 
 /// Sets up swap and the cgroup, records the workload run by `exe`, restores.
