@@ -27,7 +27,7 @@ SWAPDEV=""
 "$SWAPTRACE" info "$OUT/swapoff.swt" | sed -n '/^swap-ins/,/^lost/p;/^VMSTAT/,$p'
 "$SWAPTRACE" hist "$OUT/swapoff.swt" --metric ra-window --during swapoff \
 	|| echo "(no live readahead windows: this kernel allows tracepoints only; see swaptrace doctor)"
-"$SWAPTRACE" replay "$OUT/swapoff.swt" --policy cluster-swapoff-fix,cluster-no-swapoff-fix,vma-swapoff-fix,vma-no-swapoff-fix
+"$SWAPTRACE" replay "$OUT/swapoff.swt"
 "$SWAPTRACE" hist "$OUT/swapoff.swt" --metric ra-window --during swapoff \
-	--policy cluster-swapoff-fix,cluster-no-swapoff-fix
-"$SWAPTRACE" plot "$OUT/swapoff.swt" -o "$OUT" --policy cluster-swapoff-fix,cluster-no-swapoff-fix
+	--policy cluster,cluster-swapoff-fix,cluster-no-swapoff-fix
+"$SWAPTRACE" plot "$OUT/swapoff.swt" -o "$OUT" --policy cluster,cluster-swapoff-fix,cluster-no-swapoff-fix
