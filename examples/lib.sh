@@ -6,13 +6,16 @@ SWAPTRACE=${SWAPTRACE:-$ROOT/target/release/swaptrace}
 WORK=$(mktemp -d /var/tmp/swaptrace-example.XXXXXX)
 LOOP=""
 SWAPDEV=""
+LOOPS=()
 CG=""
 VMA_OLD=$(cat /sys/kernel/mm/swap/vma_ra_enabled)
 
 cleanup() {
 	set +e
-	[ -n "$SWAPDEV" ] && swapoff "$SWAPDEV" 2>/dev/null
-	[ -n "$LOOP" ] && losetup -d "$LOOP"
+	for l in "${LOOPS[@]}"; do
+		grep -q "^$l " /proc/swaps && swapoff "$l" 2>/dev/null
+		losetup -d "$l" 2>/dev/null
+	done
 	if [ -n "$CG" ] && [ -d "$CG" ]; then
 		for p in $(cat "$CG/cgroup.procs"); do echo "$p" > /sys/fs/cgroup/memory/cgroup.procs; done
 		rmdir "$CG"
@@ -32,15 +35,18 @@ need_root() {
 	fi
 }
 
-# swap_on SIZE [rotational]: swap on a loop device (non-rotational by
-# default, so the kernel may use VMA readahead).
+# swap_on SIZE [rotational [priority]]: swap on a new loop device
+# (non-rotational by default, so the kernel may use VMA readahead), in
+# $LOOP and $SWAPDEV; all are removed on exit.
 swap_on() {
-	fallocate -l "$1" "$WORK/swap"
-	chmod 600 "$WORK/swap"
-	LOOP=$(losetup -f --show "$WORK/swap")
+	local f="$WORK/swap${#LOOPS[@]}"
+	fallocate -l "$1" "$f"
+	chmod 600 "$f"
+	LOOP=$(losetup -f --show "$f")
+	LOOPS+=("$LOOP")
 	echo "${2:-0}" > "/sys/block/${LOOP#/dev/}/queue/rotational"
 	mkswap "$LOOP" > /dev/null
-	swapon "$LOOP"
+	swapon ${3:+-p "$3"} "$LOOP"
 	SWAPDEV=$LOOP
 }
 

@@ -27,8 +27,11 @@ pub mod kind {
     pub const FREE_BATCH: u8 = 14;
     /// A zswap store or load (`zswap_store`/`zswap_load` return).
     pub const ZSWAP_OP: u8 = 15;
+    /// MM_SWAPENTS changed outside faults and reclaim: page tables zapped
+    /// (`zap_pte_range()`, at exit or munmap/MADV_DONTNEED) freed swap entries.
+    pub const ZAP: u8 = 16;
     /// One past the largest kind.
-    pub const COUNT: usize = 16;
+    pub const COUNT: usize = 17;
 }
 
 /// Flags of [`RawEvent::flags`].
@@ -45,6 +48,8 @@ pub mod flag {
     pub const NO_VMA: u8 = 1 << 4;
     /// RECLAIM_*: memcg limit reclaim rather than direct (global) reclaim.
     pub const MEMCG: u8 = 1 << 5;
+    /// ZAP: in an exiting task (`exit_mmap()`).
+    pub const EXITING: u8 = 1 << 6;
 }
 
 /// Flags of RA_WINDOW, CACHE_LOOKUP and ZSWAP_OP events.
@@ -96,6 +101,8 @@ pub mod read_kind {
 /// - SWAP_READ: `nr` pages, `aux` = [`read_kind`]. ZSWAP_WRITEBACK: `nr` pages.
 /// - RECLAIM_END: `entry` = pages reclaimed. KHUGEPAGED_SWAPIN: `mm`, `nr` swapped in,
 ///   `entry` referenced, `aux` ret. SWAP*_EXIT: `entry` = return value as i64.
+/// - ZAP: `mm`, `entry` = MM_SWAPENTS left (the percpu counter's global
+///   count, as i64: approximate by up to its batch per CPU; `u64::MAX` unread).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RawEvent {

@@ -11,7 +11,7 @@ use aya_ebpf::{
     helpers::generated::bpf_probe_read_kernel as probe_read_raw,
     helpers::{bpf_get_current_pid_tgid, bpf_ktime_get_ns, bpf_probe_read_kernel},
     macros::{fentry, fexit, kprobe, kretprobe, map},
-    maps::LruHashMap,
+    maps::{LruHashMap, PerCpuArray},
     programs::{FEntryContext, FExitContext, ProbeContext, RetProbeContext},
 };
 use swaptrace_common::{exact, kind, FreeBatchEvent, FREE_BATCH_MAX};
@@ -177,6 +177,40 @@ pub fn cache_fexit(ctx: FExitContext) -> u32 {
 
 // ---- free batches: swapcache_free_entries(entries, n) ----
 
+/// A batch's entries as passed in: the kernel sorts them by device inside
+/// (seed 001), so they are copied at entry, not at return.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Entries {
+    v: [u64; FREE_BATCH_MAX],
+}
+
+#[map]
+static FREE_SCRATCH: PerCpuArray<Entries> = PerCpuArray::with_max_entries(1, 0);
+#[map]
+static FREE_ENTRIES: LruHashMap<u32, Entries> = LruHashMap::with_max_entries(1024, 0);
+
+#[inline(always)]
+fn free_enter(entries: u64, n: u64) {
+    stash(FREE, entries, n);
+    let Some(scratch) = FREE_SCRATCH.get_ptr_mut(0) else {
+        return;
+    };
+    let size = (n.min(FREE_BATCH_MAX as u64) * 8) as u32;
+    if size == 0 || size > 512 {
+        return;
+    }
+    // SAFETY: this CPU's scratch value, 512 bytes; the helper checks the source.
+    unsafe {
+        if probe_read_raw(scratch.cast(), size, entries as *const core::ffi::c_void) != 0 {
+            return;
+        }
+        // By reference: a 512-byte value would not fit the eBPF stack.
+        #[allow(clippy::needless_borrows_for_generic_args)]
+        let _ = FREE_ENTRIES.insert(tid(), &*scratch, 0);
+    }
+}
+
 #[inline(always)]
 fn free_exit(s: Stash, flags: u8) {
     let Some(mut slot) = EVENTS.reserve::<FreeBatchEvent>(0) else {
@@ -208,9 +242,14 @@ fn free_exit(s: Stash, flags: u8) {
         (*p).head.comm = aya_ebpf::helpers::bpf_get_current_comm().unwrap_or([0; 16]);
         let dst = core::ptr::addr_of_mut!((*p).entries).cast::<core::ffi::c_void>();
         let size = (n * 8) as u32;
-        if size == 0 || probe_read_raw(dst, size & 0x3ff, s.a as *const core::ffi::c_void) != 0 {
+        // The entries as they came in; without them, none (not the sorted ones).
+        let src = FREE_ENTRIES
+            .get_ptr(tid())
+            .map_or(core::ptr::null(), |e| e.cast::<core::ffi::c_void>());
+        if size == 0 || src.is_null() || probe_read_raw(dst, size & 0x3ff, src) != 0 {
             (*p).head.nr = 0;
         }
+        let _ = FREE_ENTRIES.remove(tid());
     }
     let wake = if EVENTS.query(BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES {
         BPF_RB_FORCE_WAKEUP
@@ -225,7 +264,7 @@ pub fn free_kprobe(ctx: ProbeContext) -> u32 {
     if selected() {
         let entries = ctx.arg::<u64>(0).unwrap_or(0);
         let n = ctx.arg::<u64>(1).unwrap_or(0) & 0xffff_ffff;
-        stash(FREE, entries, n);
+        free_enter(entries, n);
     }
     0
 }
@@ -243,7 +282,7 @@ pub fn free_fentry(ctx: FEntryContext) -> u32 {
     if selected() {
         let entries = ctx.arg::<u64>(0);
         let n = ctx.arg::<u64>(1) & 0xffff_ffff;
-        stash(FREE, entries, n);
+        free_enter(entries, n);
     }
     0
 }

@@ -55,6 +55,8 @@ globals!(
     K_EV_ZSWPOUT,
     K_EV_ZSWPWB,
     K_MM_SWAPENTS,
+    K_MM_SWAPENTS_COUNT,
+    K_TASK_FLAGS,
     K_NR_SWAPON,
     K_NR_SWAPOFF,
     K_EXIT_RET_OFF,
@@ -440,15 +442,48 @@ pub fn rss_stat(ctx: RawTracePointContext) -> i32 {
     if ctx.arg::<u64>(1) & 0xffff_ffff != g(&K_MM_SWAPENTS) {
         return 0;
     }
-    let Some(s) = TASKS.get_ptr_mut(tid()) else {
-        return 0;
-    };
-    // SAFETY: this task's map value.
-    let s = unsafe { &mut *s };
-    if s.fault_active != 0 && s.reclaim_depth == 0 {
-        s.fault_mm = ctx.arg::<u64>(0);
+    if let Some(s) = TASKS.get_ptr_mut(tid()) {
+        // SAFETY: this task's map value.
+        let s = unsafe { &mut *s };
+        if s.fault_active != 0 {
+            if s.reclaim_depth == 0 {
+                s.fault_mm = ctx.arg::<u64>(0);
+            }
+            return 0;
+        }
+        if s.reclaim_depth != 0 {
+            return 0;
+        }
     }
+    zap(ctx.arg::<u64>(0));
     0
+}
+
+const PF_EXITING: u64 = 0x4;
+
+/// MM_SWAPENTS changing outside a fault and reclaim, in the task that owns
+/// the mm or in an exiting one (whose `mm` is already cleared when
+/// `exit_mmap()` runs): `zap_pte_range()` freeing swap entries, a PTE
+/// table at a time. Swap-outs by kswapd or another task's reclaim are not
+/// the owner's; a GUP swap-in (no user fault) would pass for a zap.
+#[inline(always)]
+fn zap(mm: u64) {
+    // SAFETY: the helper returns the current task pointer.
+    let task = unsafe { bpf_get_current_task() };
+    let exiting = read_u64(task, g(&K_TASK_FLAGS)).unwrap_or(0) & PF_EXITING != 0;
+    if !exiting && current_mm() != mm {
+        return;
+    }
+    if !selected() {
+        return;
+    }
+    let mut ev = event(kind::ZAP, unsafe { bpf_ktime_get_ns() });
+    ev.mm = mm;
+    ev.entry = read_u64(mm, g(&K_MM_SWAPENTS_COUNT)).unwrap_or(u64::MAX);
+    if exiting {
+        ev.flags = flag::EXITING;
+    }
+    emit(ev);
 }
 
 /// The end of a fault (its PGFAULT count): sends the record of a swap-in.

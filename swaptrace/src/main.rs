@@ -73,10 +73,12 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Replay a trace's swap-ins through readahead policies and compare them
-    /// with what the kernel did.
+    /// Replay a trace through a family of policies and compare them with
+    /// what the kernel did: readahead (swap-ins) or free (swap entry frees).
     Replay {
         trace: PathBuf,
+        #[arg(long, value_enum, default_value = "readahead")]
+        family: Family,
         #[command(flatten)]
         replay: ReplayArgs,
         #[arg(long)]
@@ -110,6 +112,13 @@ enum Cmd {
         /// Memory the replay assumes, in pages (default: a quarter of the pages).
         #[arg(long)]
         memory_pages: Option<u64>,
+        /// Instead: free batches of 64 of PAGES entries over this many swap
+        /// devices (`replay --family free`).
+        #[arg(long)]
+        free_devices: Option<u8>,
+        /// With --free-devices: consecutive entries on one device.
+        #[arg(long, default_value_t = 8)]
+        interleave: usize,
     },
     /// The built-in swap workload: touch SIZE of anonymous memory in PATTERN
     /// order, then read it back in address order, checking every page.
@@ -181,6 +190,22 @@ struct ReplayArgs {
     /// (default: hdd when a recorded swap device is rotational, else ssd).
     #[arg(long)]
     device: Option<String>,
+}
+
+/// Which policies `replay` models.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Family {
+    /// Swap readahead: cluster, vma, none, fixed:N, leap, oracle (and the
+    /// swapoff variants).
+    Readahead,
+    /// Freeing swap entries in batches (seed 001): unsorted, sorted,
+    /// per-device, batch:N; --param lock-ns=F, entry-ns=F.
+    Free,
+    /// The zswap pool and its shrinker (seed 003): no-shrinker, shrinker,
+    /// shrinker-second-chance, disk-swapin-tracking; --param pool-pages=N,
+    /// max-pool-percent=P, ratio=F, accept-threshold=P, shrinker-interval=N,
+    /// priority=N, buckets=N.
+    Zswap,
 }
 
 /// What `run_policies` replayed.
@@ -289,9 +314,22 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Replay {
             trace,
+            family: Family::Readahead,
             replay: args,
             json,
         } => replay(trace, &args, json),
+        Cmd::Replay {
+            trace,
+            family: Family::Free,
+            replay: args,
+            json,
+        } => replay_free(trace, &args, json),
+        Cmd::Replay {
+            trace,
+            family: Family::Zswap,
+            replay: args,
+            json,
+        } => replay_zswap(trace, &args, json),
         Cmd::Plot {
             trace,
             output,
@@ -304,6 +342,8 @@ fn run(cli: Cli) -> Result<()> {
             faults,
             seed,
             memory_pages,
+            free_devices,
+            interleave,
         } => {
             if pages == 0 {
                 bail!("--pages must be at least 1");
@@ -315,7 +355,24 @@ fn run(cli: Cli) -> Result<()> {
                 seed,
                 memory_pages: memory_pages.unwrap_or((pages / 4).max(1)),
             };
-            let n = swaptrace::synth::write(&spec, &output)?;
+            let n = match free_devices {
+                Some(0) => bail!("--free-devices must be at least 1"),
+                Some(devices) => {
+                    let records = swaptrace::replay::free::synth_free(
+                        devices,
+                        pages as usize,
+                        swaptrace::replay::free::SWAP_BATCH,
+                        interleave,
+                        seed,
+                    );
+                    let mut h = swaptrace::synth::header(&spec);
+                    h.target = format!(
+                        "synthetic: {pages} freed entries over {devices} devices, runs of {interleave}"
+                    );
+                    swaptrace::synth::write_records(&h, records, &output)?
+                }
+                None => swaptrace::synth::write(&spec, &output)?,
+            };
             println!("wrote {n} records to {}", output.display());
             Ok(())
         }
@@ -428,6 +485,82 @@ fn replay(trace: PathBuf, args: &ReplayArgs, json: bool) -> Result<()> {
             "{}",
             report::replay_text(&r.results, kernel.as_ref(), kp, &r.device)
         );
+        Ok(())
+    }
+}
+
+fn replay_zswap(trace: PathBuf, args: &ReplayArgs, json: bool) -> Result<()> {
+    use swaptrace::replay::zswap::{
+        replay_zswap, zswap_json, zswap_text, ZswapInput, ZswapParams, ZswapPolicy,
+    };
+    let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
+    for p in &t.problems {
+        eprintln!("warning: {p}");
+    }
+    let params: Vec<&str> = args.params.iter().map(String::as_str).collect();
+    let params = ZswapParams::parse(&params)?;
+    let policies = match args.policy.as_deref() {
+        None | Some("all") => ZswapPolicy::all(),
+        Some(list) => ZswapPolicy::parse_list(&list.split(',').map(str::trim).collect::<Vec<_>>())?,
+    };
+    let input = ZswapInput::from_loaded(&t)?;
+    let results = replay_zswap(&input, &policies, &params);
+    if json {
+        print_json(&zswap_json(&input.live, &results))
+    } else {
+        print!("{}", zswap_text(&input.live, &results));
+        Ok(())
+    }
+}
+
+fn replay_free(trace: PathBuf, args: &ReplayArgs, json: bool) -> Result<()> {
+    use swaptrace::replay::free::{
+        free_json, free_text, replay_free, FreeCost, FreeError, FreeInput, FreePolicy, LiveFree,
+    };
+    let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
+    for p in &t.problems {
+        eprintln!("warning: {p}");
+    }
+    let mut cost = FreeCost::default();
+    for p in &args.params {
+        let v = |v: &str| {
+            v.parse::<f64>()
+                .with_context(|| format!("--param {p}: a cost in ns"))
+        };
+        match p.split_once('=') {
+            Some(("lock-ns", x)) => cost.lock_ns = v(x)?,
+            Some(("entry-ns", x)) => cost.entry_ns = v(x)?,
+            _ => bail!("--param {p}: known parameters of --family free: lock-ns=F, entry-ns=F"),
+        }
+    }
+    let cost = FreeCost::new(cost.lock_ns, cost.entry_ns)?;
+    let policies = match args.policy.as_deref() {
+        None | Some("all") => FreePolicy::defaults(),
+        Some(list) => list
+            .split(',')
+            .map(|n| FreePolicy::from_name(n.trim()))
+            .collect::<Result<_, _>>()?,
+    };
+    let input = match FreeInput::from_loaded(&t) {
+        Ok(i) => i,
+        Err(FreeError::NoBatches) => {
+            let spans = report::zap_spans(&t.records);
+            if json {
+                print_json(&serde_json::json!({ "free_batches": 0, "zaps": spans }))?;
+            } else if !spans.is_empty() {
+                println!("swap entries freed by zapping page tables (exit, munmap):");
+                print!("{}", report::zap_text(&spans));
+            }
+            bail!("{}", FreeError::NoBatches);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let live = LiveFree::from_input(&input);
+    let results = replay_free(&input, &policies, cost);
+    if json {
+        print_json(&free_json(&live, &results))
+    } else {
+        print!("{}", free_text(&live, &results));
         Ok(())
     }
 }

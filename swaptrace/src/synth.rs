@@ -152,17 +152,20 @@ pub fn header(spec: &SynthSpec) -> Header {
 
 /// Writes a synthetic trace; returns the number of records.
 pub fn write(spec: &SynthSpec, path: &Path) -> Result<u64, TraceError> {
-    let mut w = TraceWriter::create(path, &header(spec))?;
-    let mut err = None;
-    generate(spec, |r| {
-        if err.is_none() {
-            if let Err(e) = w.push(&r) {
-                err = Some(e);
-            }
-        }
-    });
-    if let Some(e) = err {
-        return Err(e);
+    let mut records = Vec::new();
+    generate(spec, |r| records.push(r));
+    write_records(&header(spec), records, path)
+}
+
+/// Writes `records` under `header` as a finalized trace; returns the count.
+pub fn write_records(
+    header: &Header,
+    records: impl IntoIterator<Item = Record>,
+    path: &Path,
+) -> Result<u64, TraceError> {
+    let mut w = TraceWriter::create(path, header)?;
+    for r in records {
+        w.push(&r)?;
     }
     let n = w.records();
     w.finish(&Footer {

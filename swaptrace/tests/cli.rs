@@ -100,6 +100,56 @@ fn synth_replay_and_plot_offline() {
     assert!(err.contains("unknown policy `nope`"), "{err}");
 }
 
+/// Free batches: sorting by device cuts the lock round trips when the
+/// devices interleave in a batch, and changes nothing on one device.
+#[test]
+fn free_family_replay_on_interleaved_and_single_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut locks = Vec::new();
+    for devices in ["2", "1"] {
+        let trace = dir.path().join(format!("free{devices}.swt"));
+        let t = trace.to_str().unwrap();
+        let (code, _, err) = run(&[
+            "synth",
+            "-o",
+            t,
+            "--pages",
+            "6400",
+            "--free-devices",
+            devices,
+            "--interleave",
+            "8",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let (code, out, err) = run(&["replay", t, "--family", "free", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let by: std::collections::BTreeMap<String, u64> = v["policies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["policy"].as_str().unwrap().to_string(),
+                    p["locks"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        locks.push(by);
+    }
+    // 100 batches of 64, runs of 8 over two devices: 8 runs, 2 devices each.
+    assert_eq!((locks[0]["unsorted"], locks[0]["sorted"]), (800, 200));
+    assert_eq!(locks[0]["per-device"], 100);
+    assert_eq!((locks[1]["unsorted"], locks[1]["sorted"]), (100, 100));
+    // A readahead trace has no free batches: said plainly, exit code 1.
+    let ra = dir.path().join("ra.swt");
+    let (code, _, err) = run(&["synth", "-o", ra.to_str().unwrap(), "--pages", "1000"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&["replay", ra.to_str().unwrap(), "--family", "free"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no free batches"), "{err}");
+}
+
 #[cfg(feature = "plot")]
 fn check_plots(trace: &std::path::Path, plots: &std::path::Path) {
     let (code, _, err) = run(&[

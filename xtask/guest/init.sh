@@ -180,7 +180,9 @@ sc_swapoff() {
 sc_free() {
 	swap_on vda vdb
 	if [ -n "$HOLD" ]; then
-		start_workload "$SIZE" seq
+		# Shuffled blocks: in address order (the order of the frees) the
+		# entries change device every block or so.
+		start_workload "$SIZE" shuffled-blocks:16
 		cat /proc/swaps > swaps.before
 		timeout $LIMIT swaptrace record -o free.swt --duration 30s > record.stdout 2> record.stderr &
 		R=$!

@@ -65,6 +65,30 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// Offset in `mm_struct` of MM_SWAPENTS's count: `rss_stat[]` is an array of
+/// `percpu_counter` since 6.2 (its `count` is the global part), of
+/// `atomic_long_t` in `struct mm_rss_stat` before.
+fn mm_swapents_count(btf: &Btf) -> Result<u64, String> {
+    let item = btf
+        .enum_value(None, "MM_SWAPENTS")
+        .map_err(|e| e.to_string())? as u64;
+    let base = btf
+        .member_offset("mm_struct", "rss_stat")
+        .map_err(|e| e.to_string())? as u64;
+    match (
+        btf.type_size("percpu_counter"),
+        btf.member_offset("percpu_counter", "count"),
+    ) {
+        (Ok(size), Ok(count)) if btf.member_offset("mm_struct", "rss_stat.count").is_err() => {
+            Ok(base + item * size as u64 + count as u64)
+        }
+        _ => btf
+            .member_offset("mm_struct", "rss_stat.count")
+            .map(|o| o as u64 + item * 8)
+            .map_err(|e| e.to_string()),
+    }
+}
+
 /// Offsets and constants for the `K_*` globals; unresolved ones are reported.
 /// Global name and value, and globals that could not be resolved with why.
 type Globals = (Vec<(&'static str, u64)>, Vec<(String, String)>);
@@ -126,6 +150,8 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
             .map(|v| v as u64)
             .map_err(|e| e.to_string()),
     );
+    put("K_TASK_FLAGS", off("task_struct", "flags"));
+    put("K_MM_SWAPENTS_COUNT", mm_swapents_count(btf));
     put("K_NR_SWAPON", Ok(libc::SYS_swapon as u64));
     put("K_NR_SWAPOFF", Ok(libc::SYS_swapoff as u64));
     put("K_EXIT_RET_OFF", syscall_exit_ret_offset());

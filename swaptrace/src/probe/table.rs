@@ -471,6 +471,19 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         progs: &[],
         note: "",
     },
+    AttachPoint {
+        metric: "free-latency",
+        backend: Backend::Tracepoint,
+        attach: "kmem:rss_stat(MM_SWAPENTS) outside faults: zap batches at exit/munmap",
+        requires: &[
+            Req::Tracepoint("rss_stat", &["mm", "member"]),
+            Req::Member("task_struct", "flags"),
+            Req::Member("mm_struct", "rss_stat"),
+            Req::Built(true),
+        ],
+        progs: &[p("rss_stat", RawTracepoint, "rss_stat")],
+        note: "not swapcache_free_entries: swap entries freed by zap_pte_range(), a PTE table at a time",
+    },
     // zswap
     AttachPoint {
         metric: "zswap",

@@ -48,6 +48,8 @@ pub struct Summary {
     pub cache_hits: u64,
     pub cache_ra_hits: u64,
     pub free_batches: u64,
+    /// MM_SWAPENTS updates of exiting address spaces (exit zap batches).
+    pub zaps: u64,
     pub freed_entries: u64,
     pub zswap_stores: u64,
     pub zswap_stores_rejected: u64,
@@ -127,6 +129,7 @@ impl Summary {
                 self.cache_hits += *hit as u64;
                 self.cache_ra_hits += *ra_hit as u64;
             }
+            Record::Zap { .. } => self.zaps += 1,
             Record::FreeBatch { entries, .. } => {
                 self.free_batches += 1;
                 self.freed_entries += entries.len() as u64;
@@ -168,6 +171,7 @@ pub fn kind_name(k: u8) -> &'static str {
         kind::CACHE_LOOKUP => "cache_lookup",
         kind::FREE_BATCH => "free_batch",
         kind::ZSWAP_OP => "zswap_op",
+        kind::ZAP => "zap",
         _ => "unknown",
     }
 }
@@ -338,6 +342,16 @@ impl Recorder {
                     swapped_in: ev.nr,
                     referenced: ev.entry as u32,
                     ret: ev.aux as i32,
+                })
+            }
+            kind::ZAP => {
+                let mm = self.mm(ev.mm, 0, out);
+                Some(Record::Zap {
+                    ts,
+                    tid,
+                    mm,
+                    swap_ents: (ev.entry != u64::MAX).then_some(ev.entry as i64),
+                    exiting: ev.flags & flag::EXITING != 0,
                 })
             }
             kind::SWAPOFF_ENTER | kind::SWAPOFF_EXIT | kind::SWAPON_ENTER | kind::SWAPON_EXIT => {

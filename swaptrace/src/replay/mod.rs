@@ -6,6 +6,7 @@
 mod engine;
 pub mod free;
 mod policies;
+pub mod zswap;
 
 pub use engine::{
     replay, Event, FaultCtx, InputBuilder, Metrics, ReplayInput, SwapView, SwapoffMetrics,

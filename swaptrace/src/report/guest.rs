@@ -155,6 +155,29 @@ fn swapoff_replay(v: &mut GuestVerdict, live: &Loaded, full: &Loaded, live_windo
     }
 }
 
+/// The batch-free policies (unsorted, sorted, per-device) on `t`'s batches.
+fn free_replay(v: &mut GuestVerdict, t: &Loaded) -> Option<Vec<crate::replay::free::FreeMetrics>> {
+    use crate::replay::free::{free_text, replay_free, FreeCost, FreeInput, FreePolicy, LiveFree};
+    let input = match FreeInput::from_loaded(t) {
+        Ok(i) => i,
+        Err(e) => {
+            v.check(false, format!("free replay: {e}"));
+            return None;
+        }
+    };
+    let policies = [
+        FreePolicy::Unsorted,
+        FreePolicy::Sorted,
+        FreePolicy::PerDevice,
+    ];
+    let m = replay_free(&input, &policies, FreeCost::default());
+    let text = free_text(&LiveFree::from_input(&input), &m);
+    for line in text.lines().take_while(|l| !l.starts_with('[')) {
+        let _ = writeln!(v.report, "    {line}");
+    }
+    Some(m)
+}
+
 /// Verifies one kernel's `out/` directory.
 pub fn verify_guest_out(out: &Path) -> GuestVerdict {
     let mut v = GuestVerdict::default();
@@ -285,6 +308,28 @@ pub fn verify_guest_out(out: &Path) -> GuestVerdict {
         );
         if let Ok(s) = std::fs::read_to_string(out.join("free/free.time")) {
             let _ = writeln!(v.report, "    exit (memory freeing) took {} s", s.trim());
+        }
+        // Sorting by device (seed 001) cuts lock round trips on interleaved
+        // devices; on one device (the fentry run) it changes nothing.
+        if let Some(m) = free_replay(&mut v, &t) {
+            v.check(
+                mixed == 0 || m[1].locks < m[0].locks,
+                format!(
+                    "free replay, two devices: sorted {} lock acquisitions vs unsorted {} ({} per-device)",
+                    m[1].locks, m[0].locks, m[2].locks
+                ),
+            );
+        }
+    }
+    if let Some(t) = load(&mut v, &out.join("fentry/fentry.swt")) {
+        if let Some(m) = free_replay(&mut v, &t) {
+            v.check(
+                m[1].locks == m[0].locks && m[0].locks == m[0].batches,
+                format!(
+                    "free replay, one device: sorted {} = unsorted {} = batches {}",
+                    m[1].locks, m[0].locks, m[0].batches
+                ),
+            );
         }
     }
 

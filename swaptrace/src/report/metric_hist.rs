@@ -20,6 +20,9 @@ pub enum HistMetric {
     FaultLatency,
     /// `swapcache_free_entries()` batch latency, µs.
     FreeLatency,
+    /// Time between zap batches of an address space (a PTE table's swap
+    /// entries freed at exit or munmap), µs: where no free probe attaches.
+    ZapInterval,
 }
 
 /// Which events count, relative to swapoff runs.
@@ -157,6 +160,20 @@ pub fn histogram(t: &Loaded, metric: HistMetric, during: During) -> Result<HistO
                 max: 0,
             })
         }
+        HistMetric::ZapInterval => {
+            let vals: Vec<u64> = super::zap_spans(&t.records)
+                .into_iter()
+                .flat_map(|s| s.intervals_us)
+                .collect();
+            if vals.is_empty() {
+                return Err(HistError::Empty("zap"));
+            }
+            Ok(latency_out(
+                "time between zap batches (a PTE table of swap entries freed)",
+                "zap records (rss_stat MM_SWAPENTS outside faults)",
+                &vals,
+            ))
+        }
         HistMetric::FaultLatency | HistMetric::FreeLatency => {
             let (what, title, source) = if metric == HistMetric::FaultLatency {
                 ("swap_fault", "swap-in fault latency", "swap_fault records")
@@ -191,20 +208,25 @@ pub fn histogram(t: &Loaded, metric: HistMetric, during: During) -> Result<HistO
             if vals.is_empty() {
                 return Err(HistError::Empty(what));
             }
-            let mut h = Log2Hist::new("usecs");
-            for &v in &vals {
-                h.add(v);
-            }
-            let (percentiles, max) = percentiles(&vals);
-            Ok(HistOut {
-                title: title.into(),
-                source,
-                count: None,
-                log2: Some(h),
-                percentiles,
-                max,
-            })
+            Ok(latency_out(title, source, &vals))
         }
+    }
+}
+
+/// A funclatency-style log2 histogram (µs) with percentiles.
+fn latency_out(title: &str, source: &'static str, vals: &[u64]) -> HistOut {
+    let mut h = Log2Hist::new("usecs");
+    for &v in vals {
+        h.add(v);
+    }
+    let (percentiles, max) = percentiles(vals);
+    HistOut {
+        title: title.into(),
+        source,
+        count: None,
+        log2: Some(h),
+        percentiles,
+        max,
     }
 }
 

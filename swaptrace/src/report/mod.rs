@@ -9,6 +9,7 @@ mod metric_hist;
 #[cfg(feature = "plot")]
 mod plot;
 mod replay_table;
+mod zap;
 
 pub use check::{check_text, vmstat_check, CheckRow};
 pub use doctor::{doctor_json, doctor_text};
@@ -22,3 +23,4 @@ pub use replay_table::{
     fidelity, kernel_counts, replay_json, replay_text, replayed_windows, window_columns_json,
     window_columns_text, KernelCounts,
 };
+pub use zap::{zap_spans, zap_text, ZapSpan};

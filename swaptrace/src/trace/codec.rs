@@ -19,6 +19,7 @@ const K_RA_WINDOW: u8 = 11;
 const K_CACHE_LOOKUP: u8 = 12;
 const K_FREE_BATCH: u8 = 13;
 const K_ZSWAP_OP: u8 = 14;
+const K_ZAP: u8 = 15;
 
 const PAGE_SHIFT: u32 = 12;
 
@@ -251,6 +252,20 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             put(&mut b, *tid as u64);
             put(&mut b, ((*load as u64) << 1) | *ok as u64);
             K_ZSWAP_OP
+        }
+        Record::Zap {
+            ts,
+            tid,
+            mm,
+            swap_ents,
+            exiting,
+        } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            put(&mut b, ((*mm as u64) << 1) | *exiting as u64);
+            // 0: unknown, else zigzag + 1.
+            put(&mut b, swap_ents.map_or(0, |v| zigzag(v).wrapping_add(1)));
+            K_ZAP
         }
         Record::Lost { ts, what, count } => {
             put_delta(&mut b, &mut st.ts, *ts);
@@ -544,6 +559,18 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 ok: bits & 1 != 0,
             }
         }
+        K_ZAP => {
+            let ts = c.delta(&mut st.ts)?;
+            let tid = c.u32()?;
+            let bits = c.var()?;
+            Record::Zap {
+                ts,
+                tid,
+                mm: (bits >> 1) as u32,
+                exiting: bits & 1 != 0,
+                swap_ents: c.var()?.checked_sub(1).map(unzigzag),
+            }
+        }
         K_LOST => Record::Lost {
             ts: c.delta(&mut st.ts)?,
             what: c.str()?,
@@ -664,6 +691,20 @@ mod tests {
                 tid: 4,
                 load: true,
                 ok: false,
+            },
+            Record::Zap {
+                ts: 13,
+                tid: 4,
+                mm: 2,
+                swap_ents: Some(-3),
+                exiting: true,
+            },
+            Record::Zap {
+                ts: 14,
+                tid: 4,
+                mm: 2,
+                swap_ents: None,
+                exiting: false,
             },
             Record::Lost {
                 ts: 8,

@@ -3,9 +3,13 @@
 
 mod codec;
 mod file;
+mod jsonl;
 
 pub use codec::{decode_records, encode_record};
 pub use file::{read_trace, ChunkInfo, Loaded, TraceReader, TraceWriter};
+pub use jsonl::{
+    export_jsonl, export_jsonl_file, import_jsonl, ExportStats, ImportReport, JsonlError,
+};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -186,6 +190,17 @@ pub enum Record {
         load: bool,
         ok: bool,
     },
+    /// Swap entries freed by zapping page tables (`zap_pte_range()`, at
+    /// exit or munmap): the address space's MM_SWAPENTS left after a PTE
+    /// table, approximate (the percpu counter's global part; None if
+    /// unread); `exiting` when in `exit_mmap()`.
+    Zap {
+        ts: u64,
+        tid: u32,
+        mm: u32,
+        swap_ents: Option<i64>,
+        exiting: bool,
+    },
     /// Events the probe could not deliver (ring buffer full), per record kind.
     Lost { ts: u64, what: String, count: u64 },
 }
@@ -206,6 +221,7 @@ impl Record {
             Record::CacheLookup { .. } => "cache_lookup",
             Record::FreeBatch { .. } => "free_batch",
             Record::ZswapOp { .. } => "zswap_op",
+            Record::Zap { .. } => "zap",
             Record::Lost { .. } => "lost",
         }
     }

@@ -1,0 +1,96 @@
+//! Swap entries freed by zapping page tables (`Record::Zap`): what a host
+//! without a probe on the free path can show of seed 001's "memory freeing
+//! time", per address space.
+
+use crate::trace::Record;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// The zap batches of one address space.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ZapSpan {
+    pub mm: u32,
+    pub batches: u64,
+    /// Batches inside `exit_mmap()`.
+    pub exiting: u64,
+    /// MM_SWAPENTS at the first batch and after the last (approximate).
+    pub first_left: Option<i64>,
+    pub last_left: Option<i64>,
+    /// From the first batch to the last, ns.
+    pub span_ns: u64,
+    /// Time between consecutive batches, µs: each is one PTE table's zap.
+    pub intervals_us: Vec<u64>,
+}
+
+impl ZapSpan {
+    /// Entries freed from the first batch to the last (the first batch's own
+    /// entries are not seen: the count before it is unknown).
+    pub fn freed(&self) -> Option<i64> {
+        Some(self.first_left? - self.last_left?)
+    }
+}
+
+/// Zap spans per address space, in mm order.
+pub fn zap_spans(records: &[Record]) -> Vec<ZapSpan> {
+    let mut by_mm: BTreeMap<u32, (ZapSpan, u64, u64)> = BTreeMap::new();
+    for r in records {
+        if let Record::Zap {
+            ts,
+            mm,
+            swap_ents,
+            exiting,
+            ..
+        } = *r
+        {
+            let (s, first, last) = by_mm.entry(mm).or_insert_with(|| {
+                (
+                    ZapSpan {
+                        mm,
+                        first_left: swap_ents,
+                        ..ZapSpan::default()
+                    },
+                    ts,
+                    ts,
+                )
+            });
+            if s.batches > 0 {
+                s.intervals_us.push(ts.saturating_sub(*last) / 1000);
+            }
+            s.batches += 1;
+            s.exiting += exiting as u64;
+            s.last_left = swap_ents.or(s.last_left);
+            *last = ts;
+            s.span_ns = ts.saturating_sub(*first);
+        }
+    }
+    by_mm.into_values().map(|(s, _, _)| s).collect()
+}
+
+pub fn zap_text(spans: &[ZapSpan]) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:<6} {:>8} {:>8} {:>10} {:>10} {:>8} {:>10} {:>10}",
+        "MM", "BATCHES", "AT_EXIT", "FREED", "LEFT", "SPAN_MS", "P50_US", "MAX_US"
+    );
+    for s in spans {
+        let mut iv = s.intervals_us.clone();
+        iv.sort_unstable();
+        let p50 = iv.get(iv.len() / 2).copied();
+        let show = |v: Option<i64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+        let _ = writeln!(
+            o,
+            "{:<6} {:>8} {:>8} {:>10} {:>10} {:>8.1} {:>10} {:>10}",
+            s.mm,
+            s.batches,
+            s.exiting,
+            show(s.freed()),
+            show(s.last_left),
+            s.span_ns as f64 / 1e6,
+            show(p50.map(|v| v as i64)),
+            show(iv.last().map(|&v| v as i64)),
+        );
+    }
+    o
+}
