@@ -266,3 +266,79 @@ fn cgroup_filter_keeps_only_the_cgroups_tasks() {
     drop(_swap);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Seed 001 on a kernel without a free probe: the swap entries a killed
+/// process frees at exit are seen as zap batches, and add up to its VmSwap.
+#[test]
+fn exit_frees_are_recorded_as_zap_batches() {
+    let Some(_lock) = live_or_why("exit_frees_are_recorded_as_zap_batches") else {
+        return;
+    };
+    let dir = scratch();
+    let _swap = lab::SwapFile::create(&dir, 1 << 30, None).unwrap();
+    let cg = lab::MemCgroup::create("swaptrace-zap-", 64 << 20).unwrap();
+    let mut holder = std::process::Command::new(EXE);
+    holder
+        .args([
+            "workload",
+            "--size",
+            "256M",
+            "--pattern",
+            "shuffled-blocks:16",
+            "--hold",
+        ])
+        .stdout(std::process::Stdio::piped());
+    lab::enter_cgroup_on_exec(&mut holder, cg.path());
+    let mut holder = holder.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(holder.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert!(line.contains("holding"), "{line}");
+    let pid = holder.id();
+    let swapped = lab::proc_kib(&format!("/proc/{pid}/status"), "VmSwap").unwrap() / 4;
+    let out = dir.join("zap.swt");
+    let mut rec = std::process::Command::new(EXE)
+        .args([
+            "record",
+            "--duration",
+            "60s",
+            "--pid",
+            &pid.to_string(),
+            "-o",
+        ])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
+    assert!(rec.wait().unwrap().success());
+    let t = read_trace(&out).unwrap();
+    let spans = swaptrace::report::zap_spans(&t.records);
+    eprintln!(
+        "VmSwap {swapped} pages; {}",
+        swaptrace::report::zap_text(&spans)
+    );
+    assert_eq!(spans.len(), 1, "one address space: {spans:?}");
+    let s = &spans[0];
+    assert_eq!(s.exiting, s.batches, "all at exit (SIGKILL: no munmap)");
+    // Up to a PTE table (512) per batch, so at least swapped/512 batches.
+    assert!(s.batches >= swapped / 512, "{s:?}");
+    // The first batch is not counted (the count before it is unknown), and
+    // the percpu counter's global part lags by its batch per CPU.
+    let freed = s.freed().unwrap() as u64;
+    assert!(
+        freed <= swapped && swapped - freed <= 512 + 64 * 64,
+        "freed {freed} of {swapped}"
+    );
+    drop(cg);
+    drop(_swap);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
