@@ -9,6 +9,7 @@ SWAPDEV=""
 LOOPS=()
 CG=""
 VMA_OLD=$(cat /sys/kernel/mm/swap/vma_ra_enabled)
+KNOBS=()
 
 cleanup() {
 	set +e
@@ -21,6 +22,7 @@ cleanup() {
 		rmdir "$CG"
 	fi
 	echo "$VMA_OLD" > /sys/kernel/mm/swap/vma_ra_enabled
+	for k in "${KNOBS[@]}"; do echo "${k#*=}" > "${k%%=*}"; done
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -48,6 +50,12 @@ swap_on() {
 	mkswap "$LOOP" > /dev/null
 	swapon ${3:+-p "$3"} "$LOOP"
 	SWAPDEV=$LOOP
+}
+
+# knob_set PATH VALUE: write a sysfs knob, restored on exit.
+knob_set() {
+	KNOBS+=("$1=$(cat "$1")")
+	echo "$2" > "$1"
 }
 
 # cgroup_make BYTES: a memory cgroup (v1) with that limit, in $CG.

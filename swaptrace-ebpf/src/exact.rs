@@ -336,6 +336,32 @@ pub fn zswap_load_fexit(ctx: FExitContext) -> u32 {
     0
 }
 
+/// `zswap_writeback_entry()` returned 0: one page written back from zswap
+/// to the swap device (ZSWPWB). Shrinker and pool-limit writeback run in
+/// kworkers and kswapd, so this is system-wide, as the counter is.
+#[inline(always)]
+fn zswap_writeback(ret: u64, flags: u8) {
+    if ret & 0xffff_ffff != 0 {
+        return;
+    }
+    let mut ev = event(kind::ZSWAP_WRITEBACK, unsafe { bpf_ktime_get_ns() });
+    ev.nr = 1;
+    ev.flags = flags;
+    emit(ev);
+}
+
+#[fexit(function = "zswap_writeback_entry")]
+pub fn zswap_wb_fexit(ctx: FExitContext) -> u32 {
+    zswap_writeback(ctx.ret::<u64>().unwrap_or(1), exact::FENTRY);
+    0
+}
+
+#[kretprobe]
+pub fn zswap_wb_kretprobe(ctx: RetProbeContext) -> u32 {
+    zswap_writeback(ctx.ret::<u64>(), 0);
+    0
+}
+
 // ---- swap-in faults: do_swap_page(vmf), with the reads made inside it ----
 
 /// `vm_fault` member offsets, from BTF.

@@ -68,6 +68,7 @@ fn main() {
         zero_every: 0,
         hold: false,
         pageout: false,
+        fill: 0,
     };
     let cmd = workload_command(Path::new(EXE), &spec);
     let report = dir.join("report.json");

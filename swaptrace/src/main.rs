@@ -90,6 +90,10 @@ enum Cmd {
         trace: PathBuf,
         #[arg(short, long)]
         output: PathBuf,
+        /// readahead: windows, swap-ins, heatmap, policies; zswap: the
+        /// pool and disk swap-ins over time per policy.
+        #[arg(long, value_enum, default_value = "readahead")]
+        family: Family,
         #[command(flatten)]
         replay: ReplayArgs,
     },
@@ -141,6 +145,9 @@ enum Cmd {
         /// After writing, push the region out to swap (MADV_PAGEOUT).
         #[arg(long)]
         pageout: bool,
+        /// Fill 1/N of each page with random bytes (pages compress ~N:1).
+        #[arg(long, default_value_t = 0)]
+        fill: u32,
         #[arg(long)]
         json: bool,
     },
@@ -333,8 +340,9 @@ fn run(cli: Cli) -> Result<()> {
         Cmd::Plot {
             trace,
             output,
+            family,
             replay,
-        } => plot(trace, output, &replay),
+        } => plot(trace, output, family, &replay),
         Cmd::Synth {
             output,
             pattern,
@@ -384,6 +392,7 @@ fn run(cli: Cli) -> Result<()> {
             zero_every,
             hold,
             pageout,
+            fill,
             json,
         } => {
             let spec = WorkloadSpec {
@@ -394,6 +403,7 @@ fn run(cli: Cli) -> Result<()> {
                 zero_every,
                 hold,
                 pageout,
+                fill,
             };
             let r = workload::run(&spec)?;
             if json {
@@ -442,6 +452,7 @@ fn run(cli: Cli) -> Result<()> {
                 zero_every,
                 hold: false,
                 pageout: false,
+                fill: 0,
             },
             limit,
             swap_size,
@@ -490,27 +501,60 @@ fn replay(trace: PathBuf, args: &ReplayArgs, json: bool) -> Result<()> {
 }
 
 fn replay_zswap(trace: PathBuf, args: &ReplayArgs, json: bool) -> Result<()> {
-    use swaptrace::replay::zswap::{
-        replay_zswap, zswap_json, zswap_text, ZswapInput, ZswapParams, ZswapPolicy,
-    };
+    use swaptrace::replay::zswap::{zswap_json, zswap_text};
     let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
     for p in &t.problems {
         eprintln!("warning: {p}");
     }
-    let params: Vec<&str> = args.params.iter().map(String::as_str).collect();
-    let params = ZswapParams::parse(&params)?;
-    let policies = match args.policy.as_deref() {
-        None | Some("all") => ZswapPolicy::all(),
-        Some(list) => ZswapPolicy::parse_list(&list.split(',').map(str::trim).collect::<Vec<_>>())?,
-    };
-    let input = ZswapInput::from_loaded(&t)?;
-    let results = replay_zswap(&input, &policies, &params);
+    let (input, results) = zswap_results(&t, args)?;
     if json {
         print_json(&zswap_json(&input.live, &results))
     } else {
         print!("{}", zswap_text(&input.live, &results));
         Ok(())
     }
+}
+
+/// The zswap policies replayed on `t`, the pool's compression ratio taken
+/// from the trace's pool samples unless `--param ratio=` is given.
+fn zswap_results(
+    t: &swaptrace::trace::Loaded,
+    args: &ReplayArgs,
+) -> Result<(
+    swaptrace::replay::zswap::ZswapInput,
+    Vec<swaptrace::replay::zswap::ZswapMetrics>,
+)> {
+    use swaptrace::replay::zswap::{replay_zswap, ZswapInput, ZswapParams, ZswapPolicy};
+    let params_in: Vec<&str> = args.params.iter().map(String::as_str).collect();
+    // The recording kernel's zswap settings, then the user's.
+    let given = |k: &str| args.params.iter().any(|p| p.starts_with(&format!("{k}=")));
+    let mut params = ZswapParams::default();
+    for (knob, key) in [
+        ("max_pool_percent", "max-pool-percent"),
+        ("accept_threshold_percent", "accept-threshold"),
+    ] {
+        if let Some(v) = t.header.zswap.get(knob).filter(|_| !given(key)) {
+            params.set(&format!("{key}={v}"))?;
+        }
+    }
+    for p in &params_in {
+        params.set(p)?;
+    }
+    // The compression ratio the pool had, unless given.
+    let measured = t.footer.as_ref().and_then(|f| {
+        let s = f.zswap_pool.iter().max_by_key(|s| s.stored_kib)?;
+        (s.pool_kib > 0).then(|| s.stored_kib as f64 / s.pool_kib as f64)
+    });
+    if let Some(r) = measured.filter(|_| !args.params.iter().any(|p| p.starts_with("ratio="))) {
+        params.compression_ratio = r.clamp(1.0, 1000.0);
+    }
+    let policies = match args.policy.as_deref() {
+        None | Some("all") => ZswapPolicy::all(),
+        Some(list) => ZswapPolicy::parse_list(&list.split(',').map(str::trim).collect::<Vec<_>>())?,
+    };
+    let input = ZswapInput::from_loaded(t)?;
+    let results = replay_zswap(&input, &policies, &params);
+    Ok((input, results))
 }
 
 fn replay_free(trace: PathBuf, args: &ReplayArgs, json: bool) -> Result<()> {
@@ -637,10 +681,21 @@ fn run_policies(t: &swaptrace::trace::Loaded, policy: &str, args: &ReplayArgs) -
 }
 
 #[cfg(feature = "plot")]
-fn plot(trace: PathBuf, output: PathBuf, replay: &ReplayArgs) -> Result<()> {
+fn plot(trace: PathBuf, output: PathBuf, family: Family, replay: &ReplayArgs) -> Result<()> {
     let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
     for p in &t.problems {
         eprintln!("warning: {p}");
+    }
+    match family {
+        Family::Readahead => {}
+        Family::Zswap => {
+            let (_, results) = zswap_results(&t, replay)?;
+            for f in report::zswap_png(&output, &t, &results)? {
+                println!("wrote {}", f.display());
+            }
+            return Ok(());
+        }
+        Family::Free => bail!("--family free has no charts; `hist --metric free-latency` and `replay --family free` show it"),
     }
     let policy = replay.policy.as_deref().unwrap_or("all");
     let results = match run_policies(&t, policy, replay) {
@@ -661,7 +716,7 @@ fn plot(trace: PathBuf, output: PathBuf, replay: &ReplayArgs) -> Result<()> {
 }
 
 #[cfg(not(feature = "plot"))]
-fn plot(_: PathBuf, _: PathBuf, _: &ReplayArgs) -> Result<()> {
+fn plot(_: PathBuf, _: PathBuf, _: Family, _: &ReplayArgs) -> Result<()> {
     bail!("this swaptrace was built without the `plot` feature")
 }
 

@@ -128,6 +128,10 @@ pub struct WorkloadSpec {
     /// deterministic way to fill swap in an order of our choosing.
     #[serde(default)]
     pub pageout: bool,
+    /// Fill the first 1/N of each page with pseudo-random bytes, so that
+    /// pages compress about N:1 (zswap); 0: only the checked words.
+    #[serde(default)]
+    pub fill: u32,
 }
 
 impl WorkloadSpec {
@@ -400,6 +404,16 @@ pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
     for &p in &order {
         // SAFETY: p < pages, offsets < page size and 8-aligned.
         let base = unsafe { map.ptr.add(p as usize * ps) };
+        if spec.fill > 0 && spec.word(p, 0) != 0 {
+            for off in (0..ps / spec.fill as usize).step_by(8) {
+                if off % (ps / SLOTS) != 0 {
+                    // SAFETY: off < page size, 8-aligned; slot words are skipped.
+                    unsafe {
+                        std::ptr::write_volatile(base.add(off).cast::<u64>(), mix64(p ^ off as u64))
+                    };
+                }
+            }
+        }
         for slot in 0..SLOTS {
             unsafe {
                 std::ptr::write_volatile(base.add(slot_off(slot)).cast::<u64>(), spec.word(p, slot))
@@ -587,6 +601,7 @@ mod tests {
                 zero_every: 0,
                 hold: false,
                 pageout: false,
+                fill: 0,
             };
             let r = run(&spec).unwrap();
             println!("{pat}: {}", serde_json::to_string(&r).unwrap());
@@ -606,6 +621,7 @@ mod tests {
             zero_every: 0,
             hold: false,
             pageout: false,
+            fill: 0,
         };
         assert!(matches!(run(&spec), Err(WorkloadError::Empty(100))));
     }

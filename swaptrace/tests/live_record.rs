@@ -47,6 +47,7 @@ fn recorded_swap_traffic_matches_vmstat() {
                 zero_every: 8,
                 hold: false,
                 pageout: false,
+                fill: 0,
             },
             limit_bytes: 128 << 20,
             swap_bytes: 1 << 30,
@@ -237,6 +238,7 @@ fn cgroup_filter_keeps_only_the_cgroups_tasks() {
                 zero_every: 0,
                 hold: false,
                 pageout: false,
+                fill: 0,
             },
         ),
         cgroup: Some(cg.path().to_path_buf()),
@@ -340,5 +342,67 @@ fn exit_frees_are_recorded_as_zap_batches() {
     );
     drop(cg);
     drop(_swap);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Seed 003 on this host: with zswap on, stores, loads, disk reads and
+/// writebacks recorded from the memcg counters match /proc/vmstat, and
+/// the header and footer carry zswap's settings and pool.
+#[test]
+fn zswap_traffic_matches_vmstat() {
+    let Some(_lock) = live_or_why("zswap_traffic_matches_vmstat") else {
+        return;
+    };
+    let knob = "/sys/module/zswap/parameters/enabled";
+    if !std::path::Path::new(knob).exists() {
+        eprintln!("SKIPPED zswap_traffic_matches_vmstat: this kernel has no zswap ({knob})");
+        return;
+    }
+    let _zswap = lab::Knob::set(knob, "Y").unwrap();
+    let dir = scratch();
+    let out = dir.join("zswap.swt");
+    let r = run_demo(
+        std::path::Path::new(EXE),
+        &DemoOptions {
+            workload: WorkloadSpec {
+                size_bytes: 256 << 20,
+                pattern: Pattern::ShuffledBlocks { block_pages: 16 },
+                passes: 2,
+                seed: 9,
+                zero_every: 0,
+                hold: false,
+                pageout: false,
+                // Pages compress about 2:1.
+                fill: 2,
+            },
+            limit_bytes: 128 << 20,
+            swap_bytes: 1 << 30,
+            swap_dir: dir.clone(),
+            output: out.clone(),
+            loop_device: true,
+            progress: false,
+        },
+    )
+    .expect("recording");
+    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+    let rows = vmstat_check(&r.summary, &r.vmstat_delta);
+    eprintln!("{}", check_text(&rows));
+    let s = &r.summary;
+    assert!(s.swap_out_zswap > 20_000, "zswap must store: {s:?}");
+    assert!(s.fault_zswap_loads > 5_000, "zswap must load: {s:?}");
+    for row in &rows {
+        match row.error_pct {
+            Some(e) => assert!(e <= 2.0, "{} vs {}: {e:.2}% off", row.what, row.counter),
+            None => assert_eq!(row.recorded, 0, "{} seen, {} is 0", row.what, row.counter),
+        }
+    }
+    let t = read_trace(&out).unwrap();
+    assert_eq!(t.header.zswap.get("enabled").map(String::as_str), Some("Y"));
+    let pool = &t.footer.as_ref().unwrap().zswap_pool;
+    assert!(
+        pool.iter()
+            .any(|p| p.stored_kib > p.pool_kib && p.pool_kib > 0),
+        "pool samples with compression: {pool:?}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -53,6 +53,7 @@ fn record(dir: &Path, name: &str, vma_ra: bool, setup: Setup) -> PathBuf {
                 zero_every: 0,
                 hold: false,
                 pageout: matches!(setup, Setup::Pageout),
+                fill: 0,
             },
             limit_bytes: match setup {
                 Setup::Pressure => 128 << 20,

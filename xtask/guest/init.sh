@@ -47,7 +47,7 @@ for d in vda vdb; do
 	echo "$d rotational=$(cat /sys/block/$d/queue/rotational 2>/dev/null)"
 done > /out/disks
 
-grep -E ' (last_readahead_pages|swapin_readahead_hits|swapcache_free_entries)' /proc/kallsyms > /out/kallsyms.txt
+grep -E ' (last_readahead_pages|swapin_readahead_hits|swapcache_free_entries|zswap_writeback_entry|zswap_folio_swapin|shrink_memcg_cb)' /proc/kallsyms > /out/kallsyms.txt
 cat /proc/meminfo > /out/meminfo
 
 # Workloads run in a memory cgroup (v2) so that most of SIZE goes to swap;
@@ -237,6 +237,38 @@ sc_both() {
 	swap_off vda
 }
 
+# Seed 003: zswap with its shrinker; a cold set written first and held,
+# then a job sweeping its working set, in the memory cgroup (v2: zswap is
+# charged to it and its shrinker writes back under the cgroup's pressure).
+sc_zswap() {
+	Z=/sys/module/zswap/parameters
+	if [ ! -w $Z/enabled ]; then
+		log "$SC: no zswap in this kernel"
+		note zswap-missing 1
+		return
+	fi
+	old_enabled=$(cat $Z/enabled)
+	old_shrinker=$(cat $Z/shrinker_enabled 2>/dev/null)
+	echo Y > $Z/enabled
+	[ -n "$old_shrinker" ] && echo Y > $Z/shrinker_enabled
+	cat $Z/* > zswap.params 2>/dev/null
+	swap_on vda
+	memcg_limit 128M
+	t=$(now)
+	timeout $LIMIT swaptrace record -o zswap.swt -- sh -c "
+		in_cg swaptrace workload --size 128M --pattern random --fill 2 --hold > cold.out &
+		until grep -q holding cold.out; do sleep 0.5; done
+		in_cg swaptrace workload --size 256M --pattern shuffled-blocks:16 --fill 2 --passes 2
+		kill %1; wait" > record.stdout 2> record.stderr
+	note record $?
+	since "$t" > zswap.time
+	log "$SC: took $(cat zswap.time) s; $(grep -E 'Zswap' /proc/meminfo | tr '\n' ' ')"
+	swap_off vda
+	echo "$old_enabled" > $Z/enabled
+	[ -n "$old_shrinker" ] && echo "$old_shrinker" > $Z/shrinker_enabled
+	memcg_limit "$MEMCG"
+}
+
 # scenario NAME: runs sc_NAME in /out/NAME with vmstat around it.
 scenario() {
 	SC=$1
@@ -258,7 +290,7 @@ scenario() {
 	log "scenario $SC: status $st after $(cat "$D/elapsed") s"
 }
 
-for s in doctor swapoff free fentry kprobe both; do scenario $s; done
+for s in doctor swapoff free fentry kprobe both zswap; do scenario $s; done
 
 dmesg > /out/dmesg.txt
 log "writing /out to /dev/vdc"

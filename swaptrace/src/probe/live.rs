@@ -143,7 +143,17 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     put("K_EV_SWPOUT_ZERO", ev("SWPOUT_ZERO"));
     put("K_EV_ZSWPIN", ev("ZSWPIN"));
     put("K_EV_ZSWPOUT", ev("ZSWPOUT"));
-    put("K_EV_ZSWPWB", ev("ZSWPWB"));
+    // Writebacks come from the ZSWPWB count unless an exact probe has them.
+    let wb_exact = super::plan(facts).iter().any(|m| {
+        m.metric == "zswap-writeback"
+            && m.chosen
+                .as_ref()
+                .is_some_and(|c| c.backend != super::Backend::Tracepoint)
+    });
+    put(
+        "K_EV_ZSWPWB",
+        if wb_exact { Ok(u64::MAX) } else { ev("ZSWPWB") },
+    );
     put(
         "K_MM_SWAPENTS",
         btf.enum_value(None, "MM_SWAPENTS")

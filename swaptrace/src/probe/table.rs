@@ -106,7 +106,14 @@ pub const METRICS: &[(&str, &str)] = &[
         "free-latency",
         "swap entry free batches (swapcache_free_entries)",
     ),
-    ("zswap", "zswap stores, loads and writebacks"),
+    (
+        "zswap",
+        "zswap stores (accepted or rejected) and loads (found or not)",
+    ),
+    (
+        "zswap-writeback",
+        "pages written back from zswap to the swap device",
+    ),
     ("khugepaged-swapin", "khugepaged swap-ins for collapse"),
     ("reclaim", "direct and memcg reclaim begin/end"),
     ("swapoff", "swapon/swapoff brackets"),
@@ -562,6 +569,43 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: FAULT_PROGS,
         note: "stores that are rejected are not seen",
+    },
+    // zswap-writeback
+    AttachPoint {
+        metric: "zswap-writeback",
+        backend: Backend::Fentry,
+        attach: "fexit zswap_writeback_entry",
+        requires: &[
+            Req::BtfFunc("zswap_writeback_entry"),
+            Req::FentryAllowed,
+            Req::Built(true),
+        ],
+        progs: &[p("zswap_wb_fexit", Fexit, "zswap_writeback_entry")],
+        note: "0 returned: one page written back",
+    },
+    AttachPoint {
+        metric: "zswap-writeback",
+        backend: Backend::Kprobe,
+        attach: "kretprobe zswap_writeback_entry",
+        requires: &[
+            Req::Kallsyms("zswap_writeback_entry"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[p("zswap_wb_kretprobe", Kretprobe, "zswap_writeback_entry")],
+        note: "0 returned: one page written back",
+    },
+    AttachPoint {
+        metric: "zswap-writeback",
+        backend: Backend::Tracepoint,
+        attach: "memcg:count_memcg_events(ZSWPWB)",
+        requires: &[
+            Req::Tracepoint("count_memcg_events", &["memcg", "item", "val"]),
+            Req::VmEvent("ZSWPWB"),
+            Req::Built(true),
+        ],
+        progs: &[p("count_memcg_events", RawTracepoint, "count_memcg_events")],
+        note: "",
     },
     // khugepaged
     AttachPoint {

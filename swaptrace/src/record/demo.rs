@@ -41,6 +41,9 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
             cmd.push(flag.into());
         }
     }
+    if w.fill > 0 {
+        cmd.extend(["--fill".into(), w.fill.to_string()]);
+    }
     cmd
 }
 

@@ -106,6 +106,7 @@ fn header(facts: &KernelFacts, sources: Vec<crate::trace::MetricSource>, target:
         vmstat_start: VmStat::read().map(|v| v.0).unwrap_or_default(),
         target,
         memory_limit_bytes: None,
+        zswap: crate::trace::zswap_params(),
     }
 }
 
@@ -235,6 +236,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     let mut exit_code = None;
     let mut out = Vec::with_capacity(4096);
     let mut failure: Option<RecordError> = None;
+    let mut pool = PoolSampler::default();
 
     loop {
         tokio::select! {
@@ -258,6 +260,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
                 drain(fd.get_mut(), &mut rec, &mut out);
                 if let Err(e) = write_all(&mut writer, &mut out) { failure = Some(e); break; }
                 if let Err(e) = writer.tick() { failure = Some(e.into()); break; }
+                pool.tick(monotonic_ns());
                 if let Some(b) = &bar {
                     let s = &rec.summary;
                     b.set_message(format!(
@@ -278,6 +281,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     drain(fd.get_mut(), &mut rec, &mut out);
     let end = monotonic_ns();
     let vm_end = VmStat::read().map(|v| v.0).unwrap_or_default();
+    pool.sample(end);
     match probe.stats() {
         Ok(st) => rec.lost(end, &st.lost, &mut out),
         Err(e) => failure = failure.or(Some(e.into())),
@@ -290,6 +294,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         lost: rec.summary.lost.clone(),
         records,
         exit_code,
+        zswap_pool: pool.samples,
     };
     let bytes = writer.finish(&footer)?;
     written?;
@@ -384,4 +389,26 @@ fn write_all(w: &mut TraceWriter, out: &mut Vec<Record>) -> Result<(), RecordErr
         w.push(&r)?;
     }
     Ok(())
+}
+
+/// zswap pool samples once a second; only those with something stored.
+#[derive(Default)]
+struct PoolSampler {
+    samples: Vec<crate::trace::PoolSample>,
+    last: u64,
+}
+
+impl PoolSampler {
+    fn tick(&mut self, now: u64) {
+        if now.saturating_sub(self.last) >= 1_000_000_000 {
+            self.sample(now);
+        }
+    }
+
+    fn sample(&mut self, now: u64) {
+        self.last = now;
+        if let Some(s) = crate::trace::PoolSample::now(now).filter(|s| s.stored_kib > 0) {
+            self.samples.push(s);
+        }
+    }
 }

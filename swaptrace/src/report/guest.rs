@@ -155,6 +155,80 @@ fn swapoff_replay(v: &mut GuestVerdict, live: &Loaded, full: &Loaded, live_windo
     }
 }
 
+/// zswap traffic recorded by the exact probes against the guest's counters,
+/// and the pool policies replayed on it.
+fn zswap_checks(v: &mut GuestVerdict, t: &Loaded) {
+    use crate::replay::zswap::{replay_zswap, zswap_text, ZswapInput, ZswapParams, ZswapPolicy};
+    let (mut stored, mut rejected, mut found, mut missed, mut wb) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    for r in &t.records {
+        match r {
+            Record::ZswapOp {
+                load: false, ok, ..
+            } => {
+                stored += *ok as u64;
+                rejected += !*ok as u64;
+            }
+            Record::ZswapOp { load: true, ok, .. } => {
+                found += *ok as u64;
+                missed += !*ok as u64;
+            }
+            Record::ZswapWriteback { nr, .. } => wb += *nr as u64,
+            _ => {}
+        }
+    }
+    let _ = writeln!(
+        v.report,
+        "    zswap_store: {stored} stored, {rejected} rejected; zswap_load: {found} found, {missed} read from disk; {wb} written back"
+    );
+    let mut ver = t
+        .header
+        .kernel_release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    let ver = (ver.next().unwrap_or(0), ver.next().unwrap_or(0));
+    for (what, got, counter) in [
+        ("stores accepted", stored, "zswpout"),
+        ("loads found", found, "zswpin"),
+        ("loads from disk", missed, "pswpin"),
+        ("writebacks", wb, "zswpwb"),
+    ] {
+        // Before 6.6 frontswap asks zswap only for pages it holds, and
+        // there is no ZSWPWB counter to compare with.
+        if (counter == "pswpin" && ver < (6, 6)) || !t.header.vmstat_start.contains_key(counter) {
+            let _ = writeln!(
+                v.report,
+                "    ({what}: no {counter} to compare with on {}.{})",
+                ver.0, ver.1
+            );
+            continue;
+        }
+        let want = delta(t, counter);
+        v.check(
+            within(got as f64, want as f64, 2.0),
+            format!(
+                "zswap: {what} {got} vs {counter} {want} ({:.2}% off)",
+                pct_err(got as f64, want as f64)
+            ),
+        );
+    }
+    // The dynamic shrinker is 6.8+; before, only a full pool writes back.
+    if ver >= (6, 8) {
+        v.check(
+            wb > 0,
+            format!("zswap: the shrinker wrote back ({wb} pages)"),
+        );
+    }
+    match ZswapInput::from_loaded(t) {
+        Ok(input) => {
+            let m = replay_zswap(&input, &ZswapPolicy::all(), &ZswapParams::default());
+            for line in zswap_text(&input.live, &m).lines() {
+                let _ = writeln!(v.report, "    {line}");
+            }
+        }
+        Err(e) => v.check(false, format!("zswap replay: {e}")),
+    }
+}
+
 /// The batch-free policies (unsorted, sorted, per-device) on `t`'s batches.
 fn free_replay(v: &mut GuestVerdict, t: &Loaded) -> Option<Vec<crate::replay::free::FreeMetrics>> {
     use crate::replay::free::{free_text, replay_free, FreeCost, FreeInput, FreePolicy, LiveFree};
@@ -331,6 +405,19 @@ pub fn verify_guest_out(out: &Path) -> GuestVerdict {
                 ),
             );
         }
+    }
+
+    // Seed 003: zswap stores, loads and writebacks.
+    let _ = writeln!(v.report, "zswap (seed 003):");
+    if out.join("zswap/zswap.swt").exists() {
+        if let Some(t) = load(&mut v, &out.join("zswap/zswap.swt")) {
+            zswap_checks(&mut v, &t);
+        }
+    } else {
+        v.check(
+            false,
+            "zswap: no zswap/zswap.swt (see zswap/steps.txt)".into(),
+        );
     }
 
     // fentry vs kprobe: each captures the kernel's own counts, and both agree.

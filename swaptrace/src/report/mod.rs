@@ -18,7 +18,7 @@ pub use hist::{CountTable, Log2Hist};
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};
 pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut};
 #[cfg(feature = "plot")]
-pub use plot::{plot_all, PlotError};
+pub use plot::{plot_all, zswap_png, PlotError};
 pub use replay_table::{
     fidelity, kernel_counts, replay_json, replay_text, replayed_windows, window_columns_json,
     window_columns_text, KernelCounts,

@@ -191,6 +191,47 @@ pub fn policies_png(path: &Path, results: &[Metrics]) -> Result<PathBuf, PlotErr
     )
 }
 
+/// Named series of (x, y) points.
+type Lines = [(String, Vec<(f64, f64)>)];
+
+/// Line charts of several series over the same x axis.
+fn lines_png(
+    path: &Path,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &Lines,
+) -> Result<PathBuf, PlotError> {
+    let pts = series.iter().flat_map(|(_, v)| v.iter());
+    let xmax = pts.clone().map(|p| p.0).fold(1e-3, f64::max);
+    let ymax = pts.map(|p| p.1).fold(1.0, f64::max) * 1.1;
+    png(path, |root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 22))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0f64..xmax, 0f64..ymax)
+            .map_err(s)?;
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .draw()
+            .map_err(s)?;
+        for (i, (name, v)) in series.iter().enumerate() {
+            let c = color(i);
+            chart
+                .draw_series(LineSeries::new(v.clone(), c.stroke_width(2)))
+                .map_err(s)?
+                .label(name.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c));
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)
+    })
+}
+
 /// Swap-in faults over time (major and minor) in 100 ms bins.
 pub fn swapins_png(path: &Path, t: &Loaded) -> Result<PathBuf, PlotError> {
     let t0 = t.header.monotonic_start_ns;
@@ -205,44 +246,99 @@ pub fn swapins_png(path: &Path, t: &Loaded) -> Result<PathBuf, PlotError> {
         }
     }
     let last = major.keys().chain(minor.keys()).max().copied().unwrap_or(1) + 1;
-    let ymax = major
-        .values()
-        .chain(minor.values())
-        .max()
-        .copied()
-        .unwrap_or(1) as f64
-        * 1.1;
-    png(path, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("swap-in faults per 100 ms", ("sans-serif", 22))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70)
-            .build_cartesian_2d(0f64..last as f64 / 10.0, 0f64..ymax)
-            .map_err(s)?;
-        chart
-            .configure_mesh()
-            .x_desc("seconds since recording started")
-            .y_desc("faults")
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .draw()
-            .map_err(s)?;
-        for (i, (name, m)) in [("major", &major), ("minor", &minor)]
-            .into_iter()
-            .enumerate()
-        {
-            let c = color(i);
-            let pts: Vec<(f64, f64)> = (0..last)
+    let series: Vec<(String, Vec<(f64, f64)>)> = [("major", &major), ("minor", &minor)]
+        .into_iter()
+        .map(|(name, m)| {
+            let pts = (0..last)
                 .map(|b| (b as f64 / 10.0, *m.get(&b).unwrap_or(&0) as f64))
                 .collect();
-            chart
-                .draw_series(LineSeries::new(pts, c.stroke_width(2)))
-                .map_err(s)?
-                .label(name)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c));
+            (name.to_string(), pts)
+        })
+        .collect();
+    lines_png(
+        path,
+        "swap-in faults per 100 ms",
+        "seconds since recording started",
+        "faults",
+        &series,
+    )
+}
+
+/// zswap replayed per policy: the pool's size over time (with the live
+/// pool, when the trace sampled it) and the swap-ins that went to disk.
+pub fn zswap_png(
+    dir: &Path,
+    t: &Loaded,
+    results: &[crate::replay::zswap::ZswapMetrics],
+) -> Result<Vec<PathBuf>, PlotError> {
+    std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.display().to_string(), e))?;
+    let t0 = t.header.monotonic_start_ns;
+    let (mut pool, mut disk): (Vec<(String, Vec<(f64, f64)>)>, Vec<_>) = Default::default();
+    if let Some(f) = t.footer.as_ref().filter(|f| !f.zswap_pool.is_empty()) {
+        let pts = f
+            .zswap_pool
+            .iter()
+            .map(|p| {
+                (
+                    p.ts.saturating_sub(t0) as f64 / 1e9,
+                    (p.pool_kib / 4) as f64,
+                )
+            })
+            .collect();
+        pool.push(("live (system-wide)".into(), pts));
+    }
+    // Live disk reads on the replay's time buckets: zswap_load() misses
+    // (exact probes), else the pages faults read by I/O.
+    if let Some(grid) = results.first().map(|m| &m.series).filter(|g| !g.is_empty()) {
+        let mut bins = vec![0f64; grid.len()];
+        let exact = t
+            .records
+            .iter()
+            .any(|r| matches!(r, Record::ZswapOp { .. }));
+        for r in &t.records {
+            let (ts, n) = match *r {
+                Record::ZswapOp {
+                    ts,
+                    load: true,
+                    ok: false,
+                    ..
+                } => (ts, 1),
+                Record::SwapFault { ts, pages_read, .. } if !exact => (ts, pages_read),
+                _ => continue,
+            };
+            let x = ts.saturating_sub(t0) as f64 / 1e9;
+            let i = grid.partition_point(|g| g.0 < x).min(grid.len() - 1);
+            bins[i] += n as f64;
         }
-        legend(&mut chart, SeriesLabelPosition::MiddleRight)
-    })
+        let pts = grid.iter().zip(bins).map(|(g, n)| (g.0, n)).collect();
+        disk.push(("live".to_string(), pts));
+    }
+    for m in results {
+        pool.push((
+            m.policy.clone(),
+            m.series.iter().map(|r| (r.0, r.1 as f64)).collect(),
+        ));
+        disk.push((
+            m.policy.clone(),
+            m.series.iter().map(|r| (r.0, r.2 as f64)).collect(),
+        ));
+    }
+    Ok(vec![
+        lines_png(
+            &dir.join("zswap-pool.png"),
+            "zswap pool size (compressed)",
+            "seconds since recording started",
+            "pages",
+            &pool,
+        )?,
+        lines_png(
+            &dir.join("zswap-swapins.png"),
+            "swap-ins read from disk (not found in zswap)",
+            "seconds since recording started",
+            "pages per interval",
+            &disk,
+        )?,
+    ])
 }
 
 /// Time × swap offset of every swap-in fault (major dark, minor light).

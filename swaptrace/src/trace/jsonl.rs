@@ -545,6 +545,11 @@ mod tests {
                 lost: BTreeMap::from([("swap_fault".to_string(), 3)]),
                 records: records.len() as u64,
                 exit_code: Some(0),
+                zswap_pool: vec![crate::trace::PoolSample {
+                    ts: 4_000,
+                    pool_kib: 100,
+                    stored_kib: 300,
+                }],
             }),
             problems: Vec::new(),
             skipped: 0,

@@ -265,6 +265,27 @@ pub struct Header {
     /// Memory limit of the cgroup the traced command ran in, when one was set.
     #[serde(default)]
     pub memory_limit_bytes: Option<u64>,
+    /// /sys/module/zswap/parameters at the start (enabled, max_pool_percent,
+    /// accept_threshold_percent, shrinker_enabled, compressor, …).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub zswap: BTreeMap<String, String>,
+}
+
+/// The zswap module parameters of this kernel (empty without zswap).
+pub fn zswap_params() -> BTreeMap<String, String> {
+    let dir = std::path::Path::new("/sys/module/zswap/parameters");
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let v = std::fs::read_to_string(e.path()).ok()?;
+            Some((
+                e.file_name().to_string_lossy().into_owned(),
+                v.trim().to_string(),
+            ))
+        })
+        .collect()
 }
 
 impl Header {
@@ -288,4 +309,29 @@ pub struct Footer {
     pub records: u64,
     /// Exit status of the traced command.
     pub exit_code: Option<i32>,
+    /// The zswap pool (/proc/meminfo `Zswap`, `Zswapped`) once a second,
+    /// while it holds anything: its size over time and compression ratio.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub zswap_pool: Vec<PoolSample>,
+}
+
+/// The zswap pool at one instant, system-wide.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoolSample {
+    pub ts: u64,
+    /// Compressed size of the pool, KiB (`Zswap`).
+    pub pool_kib: u64,
+    /// Pages stored in it, KiB uncompressed (`Zswapped`).
+    pub stored_kib: u64,
+}
+
+impl PoolSample {
+    /// Now, when the kernel has zswap (None without the meminfo fields).
+    pub fn now(ts: u64) -> Option<PoolSample> {
+        Some(PoolSample {
+            ts,
+            pool_kib: crate::lab::proc_kib("/proc/meminfo", "Zswap")?,
+            stored_kib: crate::lab::proc_kib("/proc/meminfo", "Zswapped")?,
+        })
+    }
 }
