@@ -273,7 +273,8 @@ pub fn zswap_png(
 ) -> Result<Vec<PathBuf>, PlotError> {
     std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.display().to_string(), e))?;
     let t0 = t.header.monotonic_start_ns;
-    let (mut pool, mut disk): (Vec<(String, Vec<(f64, f64)>)>, Vec<_>) = Default::default();
+    let mut pool: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    let mut disk: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     if let Some(f) = t.footer.as_ref().filter(|f| !f.zswap_pool.is_empty()) {
         let pts = f
             .zswap_pool
