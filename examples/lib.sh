@@ -54,7 +54,11 @@ swap_on() {
 
 # knob_set PATH VALUE: write a sysfs knob, restored on exit.
 knob_set() {
-	KNOBS+=("$1=$(cat "$1")")
+	local old
+	old=$(cat "$1")
+	# "always [madvise] never" is written back as "madvise".
+	[[ $old =~ \[([^]]*)\] ]] && old=${BASH_REMATCH[1]}
+	KNOBS+=("$1=$old")
 	echo "$2" > "$1"
 }
 

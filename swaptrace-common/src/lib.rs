@@ -30,8 +30,12 @@ pub mod kind {
     /// MM_SWAPENTS changed outside faults and reclaim: page tables zapped
     /// (`zap_pte_range()`, at exit or munmap/MADV_DONTNEED) freed swap entries.
     pub const ZAP: u8 = 16;
+    /// khugepaged scanned a PMD (`mm_khugepaged_scan_pmd`).
+    pub const KHUGEPAGED_SCAN: u8 = 17;
+    /// A collapse attempt ended (`mm_collapse_huge_page`).
+    pub const COLLAPSE: u8 = 18;
     /// One past the largest kind.
-    pub const COUNT: usize = 17;
+    pub const COUNT: usize = 19;
 }
 
 /// Flags of [`RawEvent::flags`].
@@ -101,6 +105,9 @@ pub mod read_kind {
 /// - SWAP_READ: `nr` pages, `aux` = [`read_kind`]. ZSWAP_WRITEBACK: `nr` pages.
 /// - RECLAIM_END: `entry` = pages reclaimed. KHUGEPAGED_SWAPIN: `mm`, `nr` swapped in,
 ///   `entry` referenced, `aux` ret. SWAP*_EXIT: `entry` = return value as i64.
+/// - KHUGEPAGED_SCAN: `mm`, `nr` referenced, `aux` unmapped (swap PTEs),
+///   `entry` = none_or_zero << 32 | status as u32.
+/// - COLLAPSE: `mm`, `flags` bit 0 isolated, `entry` = status as u32.
 /// - ZAP: `mm`, `entry` = MM_SWAPENTS left (the percpu counter's global
 ///   count, as i64: approximate by up to its batch per CPU; `u64::MAX` unread).
 #[repr(C)]

@@ -66,6 +66,14 @@ globals!(
     K_CSS_PARENT,
     K_CGROUP_KN,
     K_KN_ID,
+    K_SCAN_MM,
+    K_SCAN_REFERENCED,
+    K_SCAN_NONE,
+    K_SCAN_STATUS,
+    K_SCAN_UNMAPPED,
+    K_COLL_MM,
+    K_COLL_ISOLATED,
+    K_COLL_STATUS,
 );
 
 /// 0 = no filter. Set from `--pid` / `--cgroup`.
@@ -646,6 +654,60 @@ pub fn collapse_huge_page_swapin(ctx: RawTracePointContext) -> i32 {
     ev.nr = ctx.arg::<u64>(1) as u32;
     ev.entry = ctx.arg::<u64>(2) & 0xffff_ffff;
     ev.aux = ctx.arg::<u64>(3) as u32;
+    emit(ev);
+    0
+}
+
+/// A 4- or 8-byte field of a classic tracepoint record at `off` (from the
+/// format file); None when the kernel lacks it.
+#[inline(always)]
+fn tp_field(ctx: &TracePointContext, off: u64, wide: bool) -> Option<u64> {
+    if !known(off) || off > 4096 {
+        return None;
+    }
+    // SAFETY: bounded reads of the tracepoint record.
+    unsafe {
+        if wide {
+            ctx.read_at::<u64>(off as usize).ok()
+        } else {
+            ctx.read_at::<u32>(off as usize).ok().map(u64::from)
+        }
+    }
+}
+
+/// khugepaged scanned a PMD: its PTE counts and verdict.
+#[tracepoint(category = "huge_memory", name = "mm_khugepaged_scan_pmd")]
+pub fn khugepaged_scan_pmd(ctx: TracePointContext) -> u32 {
+    let Some(mm) = tp_field(&ctx, g(&K_SCAN_MM), true) else {
+        return 0;
+    };
+    if filtering() && WATCHED_MM.get_ptr(mm).is_none() {
+        return 0;
+    }
+    let mut ev = event(kind::KHUGEPAGED_SCAN, unsafe { bpf_ktime_get_ns() });
+    ev.mm = mm;
+    ev.nr = tp_field(&ctx, g(&K_SCAN_REFERENCED), false).unwrap_or(0) as u32;
+    ev.aux = tp_field(&ctx, g(&K_SCAN_UNMAPPED), false).unwrap_or(0) as u32;
+    let none = tp_field(&ctx, g(&K_SCAN_NONE), false).unwrap_or(0);
+    let status = tp_field(&ctx, g(&K_SCAN_STATUS), false).unwrap_or(0);
+    ev.entry = (none << 32) | (status & 0xffff_ffff);
+    emit(ev);
+    0
+}
+
+/// A collapse attempt ended.
+#[tracepoint(category = "huge_memory", name = "mm_collapse_huge_page")]
+pub fn collapse_huge_page(ctx: TracePointContext) -> u32 {
+    let Some(mm) = tp_field(&ctx, g(&K_COLL_MM), true) else {
+        return 0;
+    };
+    if filtering() && WATCHED_MM.get_ptr(mm).is_none() {
+        return 0;
+    }
+    let mut ev = event(kind::COLLAPSE, unsafe { bpf_ktime_get_ns() });
+    ev.mm = mm;
+    ev.flags = (tp_field(&ctx, g(&K_COLL_ISOLATED), false).unwrap_or(0) & 1) as u8;
+    ev.entry = tp_field(&ctx, g(&K_COLL_STATUS), false).unwrap_or(0) & 0xffff_ffff;
     emit(ev);
     0
 }

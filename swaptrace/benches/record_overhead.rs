@@ -69,6 +69,9 @@ fn main() {
         hold: false,
         pageout: false,
         fill: 0,
+        skip_every: 0,
+        thp: false,
+        hold_after: false,
     };
     let cmd = workload_command(Path::new(EXE), &spec);
     let report = dir.join("report.json");

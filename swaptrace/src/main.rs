@@ -148,6 +148,15 @@ enum Cmd {
         /// Fill 1/N of each page with random bytes (pages compress ~N:1).
         #[arg(long, default_value_t = 0)]
         fill: u32,
+        /// The read passes skip one page in every N (seed 004's test).
+        #[arg(long, default_value_t = 0)]
+        skip_every: u32,
+        /// madvise(MADV_HUGEPAGE) the region before the read passes.
+        #[arg(long)]
+        thp: bool,
+        /// After the read passes, print "holding" and keep the memory.
+        #[arg(long)]
+        hold_after: bool,
         #[arg(long)]
         json: bool,
     },
@@ -393,6 +402,9 @@ fn run(cli: Cli) -> Result<()> {
             hold,
             pageout,
             fill,
+            skip_every,
+            thp,
+            hold_after,
             json,
         } => {
             let spec = WorkloadSpec {
@@ -404,6 +416,9 @@ fn run(cli: Cli) -> Result<()> {
                 hold,
                 pageout,
                 fill,
+                skip_every,
+                thp,
+                hold_after,
             };
             let r = workload::run(&spec)?;
             if json {
@@ -453,6 +468,9 @@ fn run(cli: Cli) -> Result<()> {
                 hold: false,
                 pageout: false,
                 fill: 0,
+                skip_every: 0,
+                thp: false,
+                hold_after: false,
             },
             limit,
             swap_size,

@@ -132,6 +132,18 @@ pub struct WorkloadSpec {
     /// pages compress about N:1 (zswap); 0: only the checked words.
     #[serde(default)]
     pub fill: u32,
+    /// The read passes skip one page in every N (0: none), as seed 004's
+    /// test does, leaving those in swap for khugepaged.
+    #[serde(default)]
+    pub skip_every: u32,
+    /// Before the read passes, `madvise(MADV_HUGEPAGE)` the region so that
+    /// khugepaged collapses it.
+    #[serde(default)]
+    pub thp: bool,
+    /// After the read passes, print "holding" and keep the memory until
+    /// SIGTERM or SIGINT.
+    #[serde(default)]
+    pub hold_after: bool,
 }
 
 impl WorkloadSpec {
@@ -460,9 +472,19 @@ pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
         });
     }
 
+    if spec.thp {
+        // SAFETY: the range is our own mapping.
+        if unsafe { libc::madvise(map.ptr.cast(), len, libc::MADV_HUGEPAGE) } != 0 {
+            return Err(WorkloadError::Pageout(io::Error::last_os_error()));
+        }
+    }
     let t1 = Instant::now();
+    let skip = u64::from(spec.skip_every);
     for pass in 0..spec.passes {
         for p in 0..pages {
+            if skip > 0 && p % skip == skip - 1 {
+                continue;
+            }
             // One word per page, rotating the slot between pages and passes.
             let slot = ((p + u64::from(pass)) % SLOTS as u64) as usize;
             let off = slot_off(slot);
@@ -483,6 +505,9 @@ pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
         }
     }
     let elapsed_read = t1.elapsed();
+    if spec.hold_after {
+        wait_for_stop()?;
+    }
     drop(map);
     let (maj1, min1) = rusage_faults()?;
 
@@ -602,6 +627,9 @@ mod tests {
                 hold: false,
                 pageout: false,
                 fill: 0,
+                skip_every: 0,
+                thp: false,
+                hold_after: false,
             };
             let r = run(&spec).unwrap();
             println!("{pat}: {}", serde_json::to_string(&r).unwrap());
@@ -622,6 +650,9 @@ mod tests {
             hold: false,
             pageout: false,
             fill: 0,
+            skip_every: 0,
+            thp: false,
+            hold_after: false,
         };
         assert!(matches!(run(&spec), Err(WorkloadError::Empty(100))));
     }

@@ -48,6 +48,9 @@ fn recorded_swap_traffic_matches_vmstat() {
                 hold: false,
                 pageout: false,
                 fill: 0,
+                skip_every: 0,
+                thp: false,
+                hold_after: false,
             },
             limit_bytes: 128 << 20,
             swap_bytes: 1 << 30,
@@ -239,6 +242,9 @@ fn cgroup_filter_keeps_only_the_cgroups_tasks() {
                 hold: false,
                 pageout: false,
                 fill: 0,
+                skip_every: 0,
+                thp: false,
+                hold_after: false,
             },
         ),
         cgroup: Some(cg.path().to_path_buf()),
@@ -374,6 +380,9 @@ fn zswap_traffic_matches_vmstat() {
                 pageout: false,
                 // Pages compress about 2:1.
                 fill: 2,
+                skip_every: 0,
+                thp: false,
+                hold_after: false,
             },
             limit_bytes: 128 << 20,
             swap_bytes: 1 << 30,
@@ -404,5 +413,100 @@ fn zswap_traffic_matches_vmstat() {
             .any(|p| p.stored_kib > p.pool_kib && p.pool_kib > 0),
         "pool samples with compression: {pool:?}"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Seed 004's test in small: khugepaged collapses a region that was pushed
+/// to swap and touched skipping one page in 20, swapping the skipped pages
+/// in. Every collapse and swap-in is recorded, and the collapses match the
+/// kernel's own counters.
+#[test]
+fn khugepaged_collapses_and_swapins_are_recorded() {
+    let Some(_lock) = live_or_why("khugepaged_collapses_and_swapins_are_recorded") else {
+        return;
+    };
+    let k = "/sys/kernel/mm/transparent_hugepage";
+    if !std::path::Path::new(k).exists() {
+        eprintln!("SKIPPED khugepaged test: no transparent huge pages ({k})");
+        return;
+    }
+    let _knobs = [
+        lab::Knob::set(format!("{k}/enabled"), "madvise").unwrap(),
+        lab::Knob::set(format!("{k}/khugepaged/scan_sleep_millisecs"), "100").unwrap(),
+        lab::Knob::set(format!("{k}/khugepaged/alloc_sleep_millisecs"), "100").unwrap(),
+        lab::Knob::set(format!("{k}/khugepaged/pages_to_scan"), "16384").unwrap(),
+    ];
+    let collapsed = || {
+        lab::Knob::read(format!("{k}/khugepaged/pages_collapsed"))
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap()
+    };
+    let dir = scratch();
+    let _swap = lab::SwapFile::create(&dir, 1 << 30, None).unwrap();
+    let cg = lab::MemCgroup::create("swaptrace-khp-", 384 << 20).unwrap();
+    let out = dir.join("khp.swt");
+    let before = collapsed();
+    let r = record(&RecordOptions {
+        output: out.clone(),
+        duration: Some(std::time::Duration::from_secs(8)),
+        command: swaptrace::record::workload_command(
+            std::path::Path::new(EXE),
+            &WorkloadSpec {
+                size_bytes: 64 << 20,
+                pattern: Pattern::Sequential,
+                passes: 1,
+                seed: 4,
+                zero_every: 0,
+                hold: false,
+                pageout: true,
+                fill: 0,
+                skip_every: 20,
+                thp: true,
+                hold_after: true,
+            },
+        ),
+        spawn_cgroup: Some(cg.path().to_path_buf()),
+        ..RecordOptions::default()
+    })
+    .unwrap();
+    let pages_collapsed = collapsed() - before;
+    let t = read_trace(&out).unwrap();
+    let (mut ok, mut swapins, mut scans) = (0u64, Vec::new(), 0u64);
+    for rec in &t.records {
+        match rec {
+            Record::Collapse { status: 1, .. } => ok += 1,
+            Record::KhugepagedSwapin {
+                swapped_in, ret: 1, ..
+            } => swapins.push(*swapped_in),
+            Record::KhugepagedScan { .. } => scans += 1,
+            _ => {}
+        }
+    }
+    let alloc = t.footer.as_ref().unwrap().vmstat_end["thp_collapse_alloc"]
+        - t.header.vmstat_start["thp_collapse_alloc"];
+    eprintln!(
+        "{scans} scans, {ok} collapses (thp_collapse_alloc {alloc}, pages_collapsed {pages_collapsed}), swap-ins {swapins:?}, {:?}",
+        r.summary
+    );
+    assert_eq!(
+        t.header.thp_scan_status.get(&1).map(String::as_str),
+        Some("succeeded")
+    );
+    // 64 MiB is 32 huge pages: most collapse within the 8 s.
+    assert!(ok >= 24, "{ok} collapses");
+    assert_eq!(ok, alloc, "collapses vs thp_collapse_alloc");
+    assert_eq!(ok, pages_collapsed, "collapses vs pages_collapsed");
+    // Each swapped in the one page in 20 left in swap (25 or 26 of 512).
+    assert!(!swapins.is_empty());
+    assert!(
+        swapins.iter().all(|&n| (24..=27).contains(&n)),
+        "{swapins:?}"
+    );
+    // The footprint was sampled: it ends with huge pages.
+    let fp = &t.footer.as_ref().unwrap().footprint;
+    assert!(fp.iter().any(|f| f.anon_huge_kib >= 24 * 2048), "{fp:?}");
+    drop(cg);
+    drop(_swap);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -54,6 +54,9 @@ fn record(dir: &Path, name: &str, vma_ra: bool, setup: Setup) -> PathBuf {
                 hold: false,
                 pageout: matches!(setup, Setup::Pageout),
                 fill: 0,
+                skip_every: 0,
+                thp: false,
+                hold_after: false,
             },
             limit_bytes: match setup {
                 Setup::Pressure => 128 << 20,

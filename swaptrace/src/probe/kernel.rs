@@ -173,6 +173,17 @@ impl KernelFacts {
                 }
                 Ok(())
             }
+            Req::TraceFormat(event, fields) => {
+                let (cat, name) = event.split_once('/').unwrap_or(("", event));
+                let format = super::tpformat::read_format(cat, name)?;
+                match fields
+                    .iter()
+                    .find(|f| super::tpformat::field_offset(&format, f).is_none())
+                {
+                    Some(f) => Err(format!("{event} has no field `{f}`")),
+                    None => Ok(()),
+                }
+            }
             Req::Member(s, m) => self
                 .btf()?
                 .member_offset(s, m)

@@ -165,6 +165,38 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     put("K_NR_SWAPON", Ok(libc::SYS_swapon as u64));
     put("K_NR_SWAPOFF", Ok(libc::SYS_swapoff as u64));
     put("K_EXIT_RET_OFF", syscall_exit_ret_offset());
+    // khugepaged's classic tracepoints: fields where this kernel has them.
+    for (tp, fields) in [
+        (
+            "mm_khugepaged_scan_pmd",
+            &[
+                ("K_SCAN_MM", "mm"),
+                ("K_SCAN_REFERENCED", "referenced"),
+                ("K_SCAN_NONE", "none_or_zero"),
+                ("K_SCAN_STATUS", "status"),
+                ("K_SCAN_UNMAPPED", "unmapped"),
+            ][..],
+        ),
+        (
+            "mm_collapse_huge_page",
+            &[
+                ("K_COLL_MM", "mm"),
+                ("K_COLL_ISOLATED", "isolated"),
+                ("K_COLL_STATUS", "status"),
+            ][..],
+        ),
+    ] {
+        let format = super::tpformat::read_format("huge_memory", tp);
+        for &(global, field) in fields {
+            put(
+                global,
+                format.clone().and_then(|f| {
+                    super::tpformat::field_offset(&f, field)
+                        .ok_or_else(|| format!("{tp}: no field `{field}`"))
+                }),
+            );
+        }
+    }
     put("K_TASK_CGROUPS", off("task_struct", "cgroups"));
     let memcg_id = btf
         .enum_value(None, "memory_cgrp_id")
@@ -208,21 +240,7 @@ fn syscall_exit_ret_offset() -> Result<u64, String> {
     let _ = crate::lab::mount_tracefs();
     let path = "/sys/kernel/tracing/events/syscalls/sys_exit_swapoff/format";
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    format_field_offset(&text, "ret").ok_or_else(|| format!("{path}: no field `ret`"))
-}
-
-/// Offset of a field in a tracefs `format` file.
-pub fn format_field_offset(format: &str, field: &str) -> Option<u64> {
-    format.lines().find_map(|l| {
-        let l = l.trim();
-        let decl = l.strip_prefix("field:")?.split(';').next()?;
-        let name = decl.rsplit([' ', '*']).next()?;
-        if name != field {
-            return None;
-        }
-        let off = l.split("offset:").nth(1)?.split(';').next()?;
-        off.trim().parse().ok()
-    })
+    super::tpformat::field_offset(&text, "ret").ok_or_else(|| format!("{path}: no field `ret`"))
 }
 
 impl Probe {
@@ -477,7 +495,7 @@ fn load_error_text(e: &ProgramError) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::format_field_offset;
+    use crate::probe::tpformat::field_offset as format_field_offset;
 
     #[test]
     fn tracefs_format_offsets() {

@@ -7,6 +7,7 @@ mod kernel;
 #[cfg(feature = "live")]
 mod live;
 mod table;
+pub mod tpformat;
 
 pub use kernel::{kernel_release, page_size, KernelFacts, Trial};
 #[cfg(feature = "live")]

@@ -34,6 +34,8 @@ pub enum Req {
     DataSymbol(&'static str),
     /// A tracepoint whose arguments, in order, start with these names.
     Tracepoint(&'static str, &'static [&'static str]),
+    /// A tracefs event ("category/name") whose format file has these fields.
+    TraceFormat(&'static str, &'static [&'static str]),
     /// A member of a kernel struct.
     Member(&'static str, &'static str),
     /// An `enum vm_event_item` value.
@@ -115,6 +117,10 @@ pub const METRICS: &[(&str, &str)] = &[
         "pages written back from zswap to the swap device",
     ),
     ("khugepaged-swapin", "khugepaged swap-ins for collapse"),
+    (
+        "khugepaged-scan",
+        "khugepaged PMD scans (swap PTEs, referenced, verdict) and collapses",
+    ),
     ("reclaim", "direct and memcg reclaim begin/end"),
     ("swapoff", "swapon/swapoff brackets"),
 ];
@@ -625,6 +631,35 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             "mm_collapse_huge_page_swapin",
         )],
         note: "",
+    },
+    AttachPoint {
+        metric: "khugepaged-scan",
+        backend: Backend::Tracepoint,
+        attach: "huge_memory:mm_khugepaged_scan_pmd + mm_collapse_huge_page",
+        requires: &[
+            Req::TraceFormat(
+                "huge_memory/mm_khugepaged_scan_pmd",
+                &["mm", "referenced", "none_or_zero", "status", "unmapped"],
+            ),
+            Req::TraceFormat(
+                "huge_memory/mm_collapse_huge_page",
+                &["mm", "isolated", "status"],
+            ),
+            Req::Built(true),
+        ],
+        progs: &[
+            p(
+                "khugepaged_scan_pmd",
+                ProgKind::Tracepoint("huge_memory"),
+                "mm_khugepaged_scan_pmd",
+            ),
+            p(
+                "collapse_huge_page",
+                ProgKind::Tracepoint("huge_memory"),
+                "mm_collapse_huge_page",
+            ),
+        ],
+        note: "fields at the offsets of the tracepoints' format files",
     },
     // reclaim
     AttachPoint {

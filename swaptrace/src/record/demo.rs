@@ -36,13 +36,21 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
         "--zero-every".into(),
         w.zero_every.to_string(),
     ];
-    for (on, flag) in [(w.hold, "--hold"), (w.pageout, "--pageout")] {
+    for (on, flag) in [
+        (w.hold, "--hold"),
+        (w.pageout, "--pageout"),
+        (w.thp, "--thp"),
+        (w.hold_after, "--hold-after"),
+    ] {
         if on {
             cmd.push(flag.into());
         }
     }
     if w.fill > 0 {
         cmd.extend(["--fill".into(), w.fill.to_string()]);
+    }
+    if w.skip_every > 0 {
+        cmd.extend(["--skip-every".into(), w.skip_every.to_string()]);
     }
     cmd
 }

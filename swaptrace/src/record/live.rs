@@ -4,7 +4,9 @@
 use super::{Recorder, Summary};
 use crate::lab::{self, VmStat};
 use crate::probe::{self, KernelFacts, LiveError, Probe, ProbeConfig};
-use crate::trace::{Footer, Header, Readahead, Record, TraceError, TraceWriter, FORMAT_VERSION};
+use crate::trace::{
+    Footer, Footprint, Header, Readahead, Record, TraceError, TraceWriter, FORMAT_VERSION,
+};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use swaptrace_common::{kind, FreeBatchEvent, RawEvent, FREE_BATCH_EVENT_SIZE, RAW_EVENT_SIZE};
@@ -107,6 +109,10 @@ fn header(facts: &KernelFacts, sources: Vec<crate::trace::MetricSource>, target:
         target,
         memory_limit_bytes: None,
         zswap: crate::trace::zswap_params(),
+        thp: crate::trace::thp_settings(),
+        thp_scan_status: probe::tpformat::read_format("huge_memory", "mm_khugepaged_scan_pmd")
+            .map(|f| probe::tpformat::symbols(&f, "status"))
+            .unwrap_or_default(),
     }
 }
 
@@ -237,6 +243,10 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     let mut out = Vec::with_capacity(4096);
     let mut failure: Option<RecordError> = None;
     let mut pool = PoolSampler::default();
+    // The traced process (and its descendants), to sample their footprint.
+    let traced = child.as_ref().and_then(|c| c.id()).or(opts.pid);
+    let mut footprint = Vec::new();
+    let mut last_footprint = 0u64;
 
     loop {
         tokio::select! {
@@ -260,7 +270,12 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
                 drain(fd.get_mut(), &mut rec, &mut out);
                 if let Err(e) = write_all(&mut writer, &mut out) { failure = Some(e); break; }
                 if let Err(e) = writer.tick() { failure = Some(e.into()); break; }
-                pool.tick(monotonic_ns());
+                let now = monotonic_ns();
+                pool.tick(now);
+                if let Some(pid) = traced.filter(|_| now.saturating_sub(last_footprint) >= 1_000_000_000) {
+                    last_footprint = now;
+                    footprint.extend(process_tree(pid).into_iter().filter_map(|p| Footprint::now(now, p)));
+                }
                 if let Some(b) = &bar {
                     let s = &rec.summary;
                     b.set_message(format!(
@@ -295,6 +310,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         records,
         exit_code,
         zswap_pool: pool.samples,
+        footprint,
     };
     let bytes = writer.finish(&footer)?;
     written?;
@@ -411,4 +427,26 @@ impl PoolSampler {
             self.samples.push(s);
         }
     }
+}
+
+/// `pid` and its descendants (/proc/PID/task/*/children).
+fn process_tree(pid: u32) -> Vec<u32> {
+    let mut out = vec![pid];
+    let mut i = 0;
+    while i < out.len() && out.len() < 4096 {
+        let p = out[i];
+        i += 1;
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{p}/task")) else {
+            continue;
+        };
+        for t in tasks.flatten() {
+            let children = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+            out.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
+        }
+    }
+    out
 }

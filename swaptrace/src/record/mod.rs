@@ -50,6 +50,10 @@ pub struct Summary {
     pub free_batches: u64,
     /// MM_SWAPENTS updates of exiting address spaces (exit zap batches).
     pub zaps: u64,
+    pub khugepaged_scans: u64,
+    pub collapses: u64,
+    /// Collapses with status 1 (`SCAN_SUCCEED` in every kernel so far).
+    pub collapses_ok: u64,
     pub freed_entries: u64,
     pub zswap_stores: u64,
     pub zswap_stores_rejected: u64,
@@ -130,6 +134,11 @@ impl Summary {
                 self.cache_ra_hits += *ra_hit as u64;
             }
             Record::Zap { .. } => self.zaps += 1,
+            Record::KhugepagedScan { .. } => self.khugepaged_scans += 1,
+            Record::Collapse { status, .. } => {
+                self.collapses += 1;
+                self.collapses_ok += (*status == 1) as u64;
+            }
             Record::FreeBatch { entries, .. } => {
                 self.free_batches += 1;
                 self.freed_entries += entries.len() as u64;
@@ -172,6 +181,8 @@ pub fn kind_name(k: u8) -> &'static str {
         kind::FREE_BATCH => "free_batch",
         kind::ZSWAP_OP => "zswap_op",
         kind::ZAP => "zap",
+        kind::KHUGEPAGED_SCAN => "khugepaged_scan",
+        kind::COLLAPSE => "collapse",
         _ => "unknown",
     }
 }
@@ -184,6 +195,9 @@ pub struct Recorder {
     /// (mm, virtual page) -> entry of its last recorded swap-out.
     slots: HashMap<(u32, u64), SwapEntry>,
     page_shift: u32,
+    /// MM_SWAPENTS last seen by a zap event, per kernel mm: a rise is a
+    /// swap-out in the owner's context (MADV_PAGEOUT), not a free.
+    swapents: HashMap<u64, i64>,
     pub summary: Summary,
 }
 
@@ -344,13 +358,42 @@ impl Recorder {
                     ret: ev.aux as i32,
                 })
             }
+            kind::KHUGEPAGED_SCAN => {
+                let mm = self.mm(ev.mm, 0, out);
+                Some(Record::KhugepagedScan {
+                    ts,
+                    tid,
+                    mm,
+                    referenced: ev.nr,
+                    none_or_zero: (ev.entry >> 32) as u32,
+                    unmapped: ev.aux,
+                    status: ev.entry as u32 as i32,
+                })
+            }
+            kind::COLLAPSE => {
+                let mm = self.mm(ev.mm, 0, out);
+                Some(Record::Collapse {
+                    ts,
+                    tid,
+                    mm,
+                    isolated: ev.flags & 1 != 0,
+                    status: ev.entry as u32 as i32,
+                })
+            }
             kind::ZAP => {
+                let left = (ev.entry != u64::MAX).then_some(ev.entry as i64);
+                if let Some(n) = left {
+                    let prev = self.swapents.insert(ev.mm, n);
+                    if prev.is_some_and(|p| n >= p) {
+                        return;
+                    }
+                }
                 let mm = self.mm(ev.mm, 0, out);
                 Some(Record::Zap {
                     ts,
                     tid,
                     mm,
-                    swap_ents: (ev.entry != u64::MAX).then_some(ev.entry as i64),
+                    swap_ents: left,
                     exiting: ev.flags & flag::EXITING != 0,
                 })
             }

@@ -5,6 +5,7 @@
 
 mod engine;
 pub mod free;
+pub mod khugepaged;
 mod policies;
 pub mod zswap;
 

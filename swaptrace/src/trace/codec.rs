@@ -20,6 +20,8 @@ const K_CACHE_LOOKUP: u8 = 12;
 const K_FREE_BATCH: u8 = 13;
 const K_ZSWAP_OP: u8 = 14;
 const K_ZAP: u8 = 15;
+const K_KHUGEPAGED_SCAN: u8 = 16;
+const K_COLLAPSE: u8 = 17;
 
 const PAGE_SHIFT: u32 = 12;
 
@@ -266,6 +268,37 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             // 0: unknown, else zigzag + 1.
             put(&mut b, swap_ents.map_or(0, |v| zigzag(v).wrapping_add(1)));
             K_ZAP
+        }
+        Record::KhugepagedScan {
+            ts,
+            tid,
+            mm,
+            referenced,
+            none_or_zero,
+            unmapped,
+            status,
+        } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            put(&mut b, *mm as u64);
+            put(&mut b, *referenced as u64);
+            put(&mut b, *none_or_zero as u64);
+            put(&mut b, *unmapped as u64);
+            put(&mut b, zigzag(*status as i64));
+            K_KHUGEPAGED_SCAN
+        }
+        Record::Collapse {
+            ts,
+            tid,
+            mm,
+            isolated,
+            status,
+        } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *tid as u64);
+            put(&mut b, ((*mm as u64) << 1) | *isolated as u64);
+            put(&mut b, zigzag(*status as i64));
+            K_COLLAPSE
         }
         Record::Lost { ts, what, count } => {
             put_delta(&mut b, &mut st.ts, *ts);
@@ -571,6 +604,27 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 swap_ents: c.var()?.checked_sub(1).map(unzigzag),
             }
         }
+        K_KHUGEPAGED_SCAN => Record::KhugepagedScan {
+            ts: c.delta(&mut st.ts)?,
+            tid: c.u32()?,
+            mm: c.u32()?,
+            referenced: c.u32()?,
+            none_or_zero: c.u32()?,
+            unmapped: c.u32()?,
+            status: unzigzag(c.var()?) as i32,
+        },
+        K_COLLAPSE => {
+            let ts = c.delta(&mut st.ts)?;
+            let tid = c.u32()?;
+            let bits = c.var()?;
+            Record::Collapse {
+                ts,
+                tid,
+                mm: (bits >> 1) as u32,
+                isolated: bits & 1 != 0,
+                status: unzigzag(c.var()?) as i32,
+            }
+        }
         K_LOST => Record::Lost {
             ts: c.delta(&mut st.ts)?,
             what: c.str()?,
@@ -705,6 +759,22 @@ mod tests {
                 mm: 2,
                 swap_ents: None,
                 exiting: false,
+            },
+            Record::KhugepagedScan {
+                ts: 15,
+                tid: 5,
+                mm: 2,
+                referenced: 300,
+                none_or_zero: 0,
+                unmapped: 25,
+                status: 1,
+            },
+            Record::Collapse {
+                ts: 16,
+                tid: 5,
+                mm: 2,
+                isolated: true,
+                status: -3,
             },
             Record::Lost {
                 ts: 8,

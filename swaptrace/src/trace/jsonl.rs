@@ -550,6 +550,7 @@ mod tests {
                     pool_kib: 100,
                     stored_kib: 300,
                 }],
+                footprint: Vec::new(),
             }),
             problems: Vec::new(),
             skipped: 0,

@@ -201,6 +201,26 @@ pub enum Record {
         swap_ents: Option<i64>,
         exiting: bool,
     },
+    /// khugepaged scanned a PMD (`huge_memory:mm_khugepaged_scan_pmd`):
+    /// referenced, empty and swapped-out (`unmapped`) PTEs, and the verdict
+    /// (`status`, named by the header's `thp_scan_status`).
+    KhugepagedScan {
+        ts: u64,
+        tid: u32,
+        mm: u32,
+        referenced: u32,
+        none_or_zero: u32,
+        unmapped: u32,
+        status: i32,
+    },
+    /// A collapse attempt ended (`huge_memory:mm_collapse_huge_page`).
+    Collapse {
+        ts: u64,
+        tid: u32,
+        mm: u32,
+        isolated: bool,
+        status: i32,
+    },
     /// Events the probe could not deliver (ring buffer full), per record kind.
     Lost { ts: u64, what: String, count: u64 },
 }
@@ -222,6 +242,8 @@ impl Record {
             Record::FreeBatch { .. } => "free_batch",
             Record::ZswapOp { .. } => "zswap_op",
             Record::Zap { .. } => "zap",
+            Record::KhugepagedScan { .. } => "khugepaged_scan",
+            Record::Collapse { .. } => "collapse",
             Record::Lost { .. } => "lost",
         }
     }
@@ -269,6 +291,35 @@ pub struct Header {
     /// accept_threshold_percent, shrinker_enabled, compressor, …).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub zswap: BTreeMap<String, String>,
+    /// /sys/kernel/mm/transparent_hugepage settings at the start: `enabled`,
+    /// `khugepaged/max_ptes_swap`, `khugepaged/scan_sleep_millisecs`, …
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub thp: BTreeMap<String, String>,
+    /// Names of the khugepaged scan/collapse status codes (`enum scan_result`,
+    /// from the tracepoint's format file): 1 "succeeded", 6 "exceed_swap_pte"…
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub thp_scan_status: BTreeMap<i32, String>,
+}
+
+/// /sys/kernel/mm/transparent_hugepage settings: `enabled`, `defrag` and
+/// `khugepaged/*` (empty without THP).
+pub fn thp_settings() -> BTreeMap<String, String> {
+    let base = std::path::Path::new("/sys/kernel/mm/transparent_hugepage");
+    let mut out = BTreeMap::new();
+    for (prefix, dir) in [
+        ("", base.to_path_buf()),
+        ("khugepaged/", base.join("khugepaged")),
+    ] {
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            if e.path().is_file() {
+                if let Ok(v) = std::fs::read_to_string(e.path()) {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    out.insert(format!("{prefix}{name}"), v.trim().to_string());
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The zswap module parameters of this kernel (empty without zswap).
@@ -313,6 +364,33 @@ pub struct Footer {
     /// while it holds anything: its size over time and compression ratio.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub zswap_pool: Vec<PoolSample>,
+    /// The traced process's footprint (/proc/PID/smaps_rollup) once a second.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub footprint: Vec<Footprint>,
+}
+
+/// A process's memory at one instant, KiB (/proc/PID/smaps_rollup).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Footprint {
+    pub ts: u64,
+    pub pid: u32,
+    pub anonymous_kib: u64,
+    pub anon_huge_kib: u64,
+    pub swap_kib: u64,
+}
+
+impl Footprint {
+    /// Now, for `pid` (None when it is gone or has no smaps_rollup).
+    pub fn now(ts: u64, pid: u32) -> Option<Footprint> {
+        let path = format!("/proc/{pid}/smaps_rollup");
+        Some(Footprint {
+            ts,
+            pid,
+            anonymous_kib: crate::lab::proc_kib(&path, "Anonymous")?,
+            anon_huge_kib: crate::lab::proc_kib(&path, "AnonHugePages").unwrap_or(0),
+            swap_kib: crate::lab::proc_kib(&path, "Swap").unwrap_or(0),
+        })
+    }
 }
 
 /// The zswap pool at one instant, system-wide.

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Seed 004: khugepaged swapping pages in to collapse huge pages. The seed's
+# test scaled to a memory cgroup: write 256 MiB, push it all to swap, mark it
+# MADV_HUGEPAGE, touch it skipping one page in every 20, and hold it while
+# khugepaged (scanning sped up, restored after) collapses it, swapping the
+# skipped pages in. Run twice: alone, and with a competing allocator in the
+# same cgroup (memory pressure). Each run is recorded, its footprint
+# (smaps_rollup) sampled, and replayed through the swap-in gating policies.
+#   sudo examples/khugepaged.sh [OUTDIR] [SECONDS]
+. "$(dirname "$0")/lib.sh"
+need_root
+OUT=${1:-khugepaged}
+WAIT=${2:-15}
+mkdir -p "$OUT"
+K=/sys/kernel/mm/transparent_hugepage
+knob_set $K/enabled madvise
+knob_set $K/khugepaged/scan_sleep_millisecs 100
+knob_set $K/khugepaged/alloc_sleep_millisecs 100
+knob_set $K/khugepaged/pages_to_scan 16384
+swap_on 1G
+cgroup_make $((384 << 20))
+for run in calm pressure; do
+	compete=""
+	[ $run = pressure ] && compete="$SWAPTRACE workload --size 224M --pattern random --passes 1000 --seed 3 &"
+	"$SWAPTRACE" record -o "$OUT/$run.swt" -- bash -c "
+		echo \$\$ > $CG/cgroup.procs
+		$SWAPTRACE workload --size 256M --pattern seq --pageout --thp --skip-every 20 --hold-after > $WORK/hold.out &
+		until grep -q holding $WORK/hold.out 2>/dev/null; do sleep 0.1; done
+		$compete
+		sleep $WAIT
+		kill \$(jobs -p) 2>/dev/null; wait" > "$WORK/$run.rec"
+	echo "== $run"
+	"$SWAPTRACE" replay "$OUT/$run.swt" --family khugepaged
+done
