@@ -97,6 +97,42 @@ enum Cmd {
         #[command(flatten)]
         replay: ReplayArgs,
     },
+    /// Two traces side by side for a patch description: counters with the
+    /// change in %, the readahead window table, latency percentiles.
+    Compare {
+        a: PathBuf,
+        b: PathBuf,
+        /// Names of the two columns, e.g. A=vanilla,B=patched.
+        #[arg(long, default_value = "A=A,B=B")]
+        label: String,
+        /// Only these metrics (comma-separated): runtime, pswpin, pswpout,
+        /// pgmajfault, swap_ra, swap_ra_hit, zswpin, zswpout, zswpwb,
+        /// khugepaged-swapin, ra-window, fault-latency, free-latency, …
+        #[arg(long, value_delimiter = ',')]
+        metric: Vec<String>,
+        /// Also draw the A/B charts into this directory.
+        #[arg(long)]
+        plot: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a trace as JSON Lines: the header, one object per record, the
+    /// footer (schema: docs/jsonl.md).
+    Export {
+        trace: PathBuf,
+        #[arg(long, default_value = "jsonl")]
+        format: String,
+        /// Output file (default: standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Turn a JSON Lines stream (docs/jsonl.md) into a trace; bad lines are
+    /// reported with their line number and skipped.
+    Import {
+        input: PathBuf,
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// Write a synthetic trace: pages swapped out in PATTERN order, then
     /// faulted back in address order (no root needed).
     Synth {
@@ -222,6 +258,11 @@ enum Family {
     /// max-pool-percent=P, ratio=F, accept-threshold=P, shrinker-interval=N,
     /// priority=N, buckets=N.
     Zswap,
+    /// khugepaged's swap-ins for collapse (seed 004): always,
+    /// allocstall-per-pmd, allocstall-at-sleep, referenced-half,
+    /// max-ptes-swap:N; --param pressure=direct|any, pressure-window-ms=N,
+    /// page-us=F, request-us=F, sleep-gap-ms=N.
+    Khugepaged,
 }
 
 /// What `run_policies` replayed.
@@ -346,12 +387,78 @@ fn run(cli: Cli) -> Result<()> {
             replay: args,
             json,
         } => replay_zswap(trace, &args, json),
+        Cmd::Replay {
+            trace,
+            family: Family::Khugepaged,
+            replay: args,
+            json,
+        } => replay_khugepaged(trace, &args, json),
         Cmd::Plot {
             trace,
             output,
             family,
             replay,
         } => plot(trace, output, family, &replay),
+        Cmd::Compare {
+            a,
+            b,
+            label,
+            metric,
+            plot,
+            json,
+        } => compare(a, b, &label, &metric, plot, json),
+        Cmd::Export {
+            trace,
+            format,
+            output,
+        } => {
+            if format != "jsonl" {
+                bail!("--format {format}: only jsonl is supported");
+            }
+            let stats = match output {
+                Some(path) => {
+                    let f = std::fs::File::create(&path)
+                        .with_context(|| format!("creating {}", path.display()))?;
+                    swaptrace::trace::export_jsonl_file(&trace, std::io::BufWriter::new(f))?
+                }
+                None => swaptrace::trace::export_jsonl_file(
+                    &trace,
+                    std::io::BufWriter::new(std::io::stdout().lock()),
+                )?,
+            };
+            for p in &stats.problems {
+                eprintln!("warning: {p}");
+            }
+            eprintln!("exported {} records", stats.records);
+            Ok(())
+        }
+        Cmd::Import { input, output } => {
+            let f = std::fs::File::open(&input)
+                .with_context(|| format!("opening {}", input.display()))?;
+            let r = swaptrace::trace::import_jsonl(std::io::BufReader::new(f), &output)?;
+            for (line, why) in &r.bad_lines {
+                eprintln!("{}:{line}: {why}", input.display());
+            }
+            if r.bad_lines_omitted > 0 {
+                eprintln!("… and {} more bad lines", r.bad_lines_omitted);
+            }
+            if r.header_synthesized {
+                eprintln!("note: no header line: a minimal header was written");
+            }
+            if r.out_of_order > 0 {
+                eprintln!(
+                    "note: {} records earlier than the one before",
+                    r.out_of_order
+                );
+            }
+            println!(
+                "imported {} records into {} ({} bad lines skipped)",
+                r.records,
+                output.display(),
+                r.bad_line_count()
+            );
+            Ok(())
+        }
         Cmd::Synth {
             output,
             pattern,
@@ -514,6 +621,102 @@ fn replay(trace: PathBuf, args: &ReplayArgs, json: bool) -> Result<()> {
             "{}",
             report::replay_text(&r.results, kernel.as_ref(), kp, &r.device)
         );
+        Ok(())
+    }
+}
+
+fn compare(
+    a: PathBuf,
+    b: PathBuf,
+    label: &str,
+    metrics: &[String],
+    plot: Option<PathBuf>,
+    json: bool,
+) -> Result<()> {
+    let mut labels = ("A".to_string(), "B".to_string());
+    for part in label.split(',') {
+        match part.split_once('=') {
+            Some(("A", v)) => labels.0 = v.to_string(),
+            Some(("B", v)) => labels.1 = v.to_string(),
+            _ => bail!("--label {label}: expected A=NAME,B=NAME"),
+        }
+    }
+    let load = |p: &PathBuf| {
+        let t = read_trace(p).with_context(|| format!("reading {}", p.display()))?;
+        for w in &t.problems {
+            eprintln!("warning: {}: {w}", p.display());
+        }
+        anyhow::Ok(t)
+    };
+    let (ta, tb) = (load(&a)?, load(&b)?);
+    let c = report::compare(&ta, &tb, labels, metrics);
+    if let Some(dir) = plot {
+        compare_plots(&dir, &ta, &tb, &c)?;
+    }
+    if json {
+        print_json(&c.json())
+    } else {
+        print!("{}", c.text());
+        Ok(())
+    }
+}
+
+#[cfg(feature = "plot")]
+fn compare_plots(
+    dir: &std::path::Path,
+    a: &swaptrace::trace::Loaded,
+    b: &swaptrace::trace::Loaded,
+    c: &report::Comparison,
+) -> Result<()> {
+    for f in report::compare_png(dir, a, b, c)? {
+        println!("wrote {}", f.display());
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "plot"))]
+fn compare_plots(
+    _: &std::path::Path,
+    _: &swaptrace::trace::Loaded,
+    _: &swaptrace::trace::Loaded,
+    _: &report::Comparison,
+) -> Result<()> {
+    bail!("this swaptrace was built without the `plot` feature")
+}
+
+fn replay_khugepaged(trace: PathBuf, args: &ReplayArgs, json: bool) -> Result<()> {
+    use swaptrace::replay::khugepaged::{
+        khp_json, khp_text, replay_khugepaged, KhpInput, KhpLive, KhpParams, KhpPolicy,
+    };
+    let t = read_trace(&trace).with_context(|| format!("reading {}", trace.display()))?;
+    for p in &t.problems {
+        eprintln!("warning: {p}");
+    }
+    let params: Vec<&str> = args.params.iter().map(String::as_str).collect();
+    let params = KhpParams::parse(&params)?;
+    let policies = match args.policy.as_deref() {
+        None | Some("all") => {
+            let mut p = KhpPolicy::defaults();
+            p.push(KhpPolicy::MaxPtesSwap(512));
+            p
+        }
+        Some(list) => KhpPolicy::parse_list(&list.split(',').map(str::trim).collect::<Vec<_>>())?,
+    };
+    let input = KhpInput::from_loaded(&t)?;
+    let live = KhpLive::from_input(&input, &params);
+    let results = replay_khugepaged(&input, &policies, &params);
+    let footprint = t
+        .footer
+        .as_ref()
+        .map(|f| f.footprint.as_slice())
+        .unwrap_or(&[]);
+    if json {
+        let mut v = khp_json(&live, &results);
+        v["footprint"] = serde_json::json!(footprint);
+        print_json(&v)
+    } else {
+        print!("{}", khp_text(&live, &results));
+        print!("{}", report::footprint_text(footprint));
         Ok(())
     }
 }
@@ -713,6 +916,7 @@ fn plot(trace: PathBuf, output: PathBuf, family: Family, replay: &ReplayArgs) ->
             }
             return Ok(());
         }
+        Family::Khugepaged => bail!("--family khugepaged has no charts yet; `replay --family khugepaged` shows it"),
         Family::Free => bail!("--family free has no charts; `hist --metric free-latency` and `replay --family free` show it"),
     }
     let policy = replay.policy.as_deref().unwrap_or("all");

@@ -369,7 +369,7 @@ impl KhpInput {
             .map(|s| {
                 let (prev, sleep) = match last.get(&s.tid) {
                     None => (self.start_ts, self.start_ts),
-                    Some(&(prev, sleep)) if s.ts.saturating_sub(prev) > gap_ns => {
+                    Some(&(prev, _)) if s.ts.saturating_sub(prev) > gap_ns => {
                         sleeps.push(KhpSleep {
                             tid: s.tid,
                             start: prev,

@@ -412,3 +412,71 @@ pub fn plot_all(
     }
     Ok(out)
 }
+
+/// A/B charts of `compare`: the counters side by side, the window
+/// histograms, and swap-in faults over time for both.
+pub fn compare_png(
+    dir: &Path,
+    a: &Loaded,
+    b: &Loaded,
+    c: &super::Comparison,
+) -> Result<Vec<PathBuf>, PlotError> {
+    std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.display().to_string(), e))?;
+    let (la, lb) = &c.labels;
+    let counters: Vec<&super::compare::Row> =
+        c.rows.iter().filter(|r| r.metric != "runtime").collect();
+    let mut out = vec![grouped_bars(
+        &dir.join("compare-counters.png"),
+        "counters",
+        "count",
+        &counters
+            .iter()
+            .map(|r| r.metric.clone())
+            .collect::<Vec<_>>(),
+        &[
+            (la.clone(), counters.iter().map(|r| r.a).collect()),
+            (lb.clone(), counters.iter().map(|r| r.b).collect()),
+        ],
+    )?];
+    if let Some((wa, wb)) = &c.windows {
+        let mut keys: Vec<u64> = wa.keys().chain(wb.keys()).copied().collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let col = |w: &BTreeMap<u64, u64>| {
+            keys.iter()
+                .map(|k| *w.get(k).unwrap_or(&0) as f64)
+                .collect()
+        };
+        out.push(grouped_bars(
+            &dir.join("compare-windows.png"),
+            "readahead window per swap-cache miss",
+            "misses",
+            &keys
+                .iter()
+                .map(|k| format!("$retval = {k}"))
+                .collect::<Vec<_>>(),
+            &[(la.clone(), col(wa)), (lb.clone(), col(wb))],
+        )?);
+    }
+    let per_second = |t: &Loaded| {
+        let t0 = t.header.monotonic_start_ns;
+        let mut bins: BTreeMap<u64, u64> = BTreeMap::new();
+        for r in &t.records {
+            if let Record::SwapFault { ts, .. } = r {
+                *bins.entry(ts.saturating_sub(t0) / 100_000_000).or_default() += 1;
+            }
+        }
+        let last = bins.keys().max().copied().unwrap_or(0);
+        (0..=last)
+            .map(|b| (b as f64 / 10.0, *bins.get(&b).unwrap_or(&0) as f64))
+            .collect::<Vec<_>>()
+    };
+    out.push(lines_png(
+        &dir.join("compare-swapins.png"),
+        "swap-in faults per 100 ms",
+        "seconds since recording started",
+        "faults",
+        &[(la.clone(), per_second(a)), (lb.clone(), per_second(b))],
+    )?);
+    Ok(out)
+}

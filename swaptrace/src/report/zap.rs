@@ -94,3 +94,58 @@ pub fn zap_text(spans: &[ZapSpan]) -> String {
     }
     o
 }
+
+/// The seed-004 table from footprint samples: per process, its first and
+/// last sample (Anonymous, AnonHugePages, Swap, huge fraction).
+pub fn footprint_text(samples: &[crate::trace::Footprint]) -> String {
+    let mut by_pid: BTreeMap<u32, Vec<&crate::trace::Footprint>> = BTreeMap::new();
+    for s in samples {
+        by_pid.entry(s.pid).or_default().push(s);
+    }
+    // The processes that held the most memory.
+    let mut pids: Vec<_> = by_pid
+        .iter()
+        .map(|(p, v)| {
+            (
+                v.iter()
+                    .map(|s| s.anonymous_kib + s.swap_kib)
+                    .max()
+                    .unwrap_or(0),
+                *p,
+            )
+        })
+        .collect();
+    pids.sort_unstable_by(|a, b| b.cmp(a));
+    let mut o = String::new();
+    if pids.is_empty() {
+        return o;
+    }
+    let _ = writeln!(
+        o,
+        "\nfootprint (smaps_rollup), first and last sample:\n{:<8} {:>8} {:>12} {:>14} {:>12} {:>9}",
+        "PID", "AT_S", "ANONYMOUS", "ANONHUGEPAGES", "SWAP", "FRACTION"
+    );
+    let t0 = samples.iter().map(|s| s.ts).min().unwrap_or(0);
+    for &(_, pid) in pids.iter().take(3) {
+        let v = &by_pid[&pid];
+        let pick = [v.first(), v.last()];
+        for s in pick.into_iter().flatten() {
+            let frac = if s.anonymous_kib > 0 {
+                s.anon_huge_kib as f64 * 100.0 / s.anonymous_kib as f64
+            } else {
+                0.0
+            };
+            let _ = writeln!(
+                o,
+                "{:<8} {:>8.1} {:>9} kB {:>11} kB {:>9} kB {:>8.0}%",
+                pid,
+                s.ts.saturating_sub(t0) as f64 / 1e9,
+                s.anonymous_kib,
+                s.anon_huge_kib,
+                s.swap_kib,
+                frac
+            );
+        }
+    }
+    o
+}
