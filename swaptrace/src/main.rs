@@ -52,6 +52,28 @@ enum Cmd {
         #[arg(last = true)]
         command: Vec<String>,
     },
+    /// Attach as `record` does and print, every interval, what it just saw:
+    /// faults, pages read, swap-outs, reclaim, khugepaged, zswap, lost
+    /// events, the readahead window table and free latency where the kernel
+    /// allows exact probes. Stops on Ctrl-C or after --count intervals.
+    Top {
+        #[arg(short, long, default_value = "1s", value_parser = parse_duration)]
+        interval: Duration,
+        #[arg(short, long)]
+        count: Option<u64>,
+        #[arg(long, conflicts_with = "cgroup")]
+        pid: Option<u32>,
+        /// Only tasks of this memory cgroup (v1 directory) and below.
+        #[arg(long)]
+        cgroup: Option<PathBuf>,
+        /// Only these sections: faults, pages-read, ra-window, swap-out,
+        /// free-latency, khugepaged, zswap, reclaim, vmstat.
+        #[arg(long, value_delimiter = ',')]
+        metric: Vec<String>,
+        /// One JSON object per interval, one per line.
+        #[arg(long)]
+        json: bool,
+    },
     /// A trace's header and its records, counted per kind.
     Info {
         trace: PathBuf,
@@ -554,6 +576,14 @@ fn run(cli: Cli) -> Result<()> {
         } => record(
             output, duration, cgroup, pid, ring_size, no_fentry, json, command,
         ),
+        Cmd::Top {
+            interval,
+            count,
+            pid,
+            cgroup,
+            metric,
+            json,
+        } => top(interval, count, pid, cgroup, metric, json),
         Cmd::Demo {
             output,
             size,
@@ -983,6 +1013,64 @@ fn record(
     _: Vec<String>,
 ) -> Result<()> {
     no_live()
+}
+
+#[cfg(not(feature = "live"))]
+fn top(
+    _: Duration,
+    _: Option<u64>,
+    _: Option<u32>,
+    _: Option<PathBuf>,
+    _: Vec<String>,
+    _: bool,
+) -> Result<()> {
+    no_live()
+}
+
+#[cfg(feature = "live")]
+fn top(
+    interval: Duration,
+    count: Option<u64>,
+    pid: Option<u32>,
+    cgroup: Option<PathBuf>,
+    metrics: Vec<String>,
+    json: bool,
+) -> Result<()> {
+    use std::io::Write;
+    const SECTIONS: &[&str] = &[
+        "faults",
+        "pages-read",
+        "ra-window",
+        "swap-out",
+        "free-latency",
+        "khugepaged",
+        "zswap",
+        "reclaim",
+        "vmstat",
+    ];
+    if let Some(m) = metrics.iter().find(|m| !SECTIONS.contains(&m.as_str())) {
+        bail!("--metric {m}: known: {}", SECTIONS.join(", "));
+    }
+    let opts = swaptrace::record::TopOptions {
+        interval,
+        count,
+        pid,
+        cgroup,
+        metrics: metrics.clone(),
+    };
+    if !json {
+        eprintln!("attaching; an interval every {interval:?}, Ctrl-C to stop");
+    }
+    swaptrace::record::top(&opts, |iv| {
+        let mut o = std::io::stdout().lock();
+        let _ = if json {
+            writeln!(o, "{}", iv.json())
+        } else {
+            writeln!(o, "{}", iv.text(&metrics))
+        };
+        let _ = o.flush();
+    })?;
+    Ok(())
 }
 
 #[cfg(not(feature = "live"))]

@@ -149,7 +149,7 @@ fn target_text(opts: &RecordOptions) -> String {
     parts.join(", ")
 }
 
-fn cgroup_inode(dir: &Path) -> Result<u64, RecordError> {
+pub(super) fn cgroup_inode(dir: &Path) -> Result<u64, RecordError> {
     use std::os::unix::fs::MetadataExt;
     let procs = dir.join("cgroup.procs");
     if !procs.exists() {
@@ -343,7 +343,7 @@ fn exit_code_of(s: std::process::ExitStatus) -> i32 {
         .unwrap_or(-1)
 }
 
-fn signal(
+pub(super) fn signal(
     kind: tokio::signal::unix::SignalKind,
 ) -> Result<tokio::signal::unix::Signal, RecordError> {
     tokio::signal::unix::signal(kind).map_err(|source| RecordError::Io {
@@ -376,7 +376,7 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     }
 }
 
-fn drain(
+pub(super) fn drain(
     ring: &mut aya::maps::RingBuf<aya::maps::MapData>,
     rec: &mut Recorder,
     out: &mut Vec<Record>,

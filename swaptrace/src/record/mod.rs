@@ -6,11 +6,15 @@
 mod demo;
 #[cfg(feature = "live")]
 mod live;
+#[cfg(feature = "live")]
+mod top;
 
 #[cfg(feature = "live")]
 pub use demo::{run_demo, workload_command, DemoOptions};
 #[cfg(feature = "live")]
 pub use live::{monotonic_ns, record, RecordError, RecordOptions, Recorded};
+#[cfg(feature = "live")]
+pub use top::{top, Interval, TopOptions};
 
 use crate::trace::{OutKind, RaSource, ReadKind, Record, SwapEntry, Syscall};
 use serde::Serialize;

@@ -18,7 +18,7 @@ pub use doctor::{doctor_json, doctor_text};
 pub use guest::{verify_guest_out, GuestVerdict};
 pub use hist::{CountTable, Log2Hist};
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};
-pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut};
+pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut, RA_WINDOW_TITLE};
 #[cfg(feature = "plot")]
 pub use plot::{compare_png, plot_all, zswap_png, PlotError};
 pub use replay_table::{

@@ -423,8 +423,11 @@ pub fn compare_png(
 ) -> Result<Vec<PathBuf>, PlotError> {
     std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.display().to_string(), e))?;
     let (la, lb) = &c.labels;
-    let counters: Vec<&super::compare::Row> =
-        c.rows.iter().filter(|r| r.metric != "runtime").collect();
+    let counters: Vec<&super::compare::Row> = c
+        .rows
+        .iter()
+        .filter(|r| r.metric != "runtime" && (r.a, r.b) != (0.0, 0.0))
+        .collect();
     let mut out = vec![grouped_bars(
         &dir.join("compare-counters.png"),
         "counters",
