@@ -163,6 +163,47 @@ pub(super) fn cgroup_inode(dir: &Path) -> Result<u64, RecordError> {
         })
 }
 
+pub(super) type Ring = AsyncFd<aya::maps::RingBuf<aya::maps::MapData>>;
+
+/// Probes attached, and what reading them needs.
+pub(super) struct Attached {
+    pub probe: Probe,
+    pub plans: Vec<probe::MetricPlan>,
+    pub fd: Ring,
+    pub sigint: tokio::signal::unix::Signal,
+    pub sigterm: tokio::signal::unix::Signal,
+}
+
+/// Loads and attaches the probes (fentry tried unless `no_fentry`), takes
+/// the ring buffer and the signals. Within a tokio runtime.
+pub(super) fn attach(
+    facts: &mut KernelFacts,
+    cfg: &ProbeConfig,
+    no_fentry: bool,
+) -> Result<Attached, RecordError> {
+    let mut probe = Probe::load(facts, cfg)?;
+    facts.fentry = if no_fentry {
+        probe::Trial::Refused("disabled by --no-fentry".into())
+    } else {
+        probe.trial_fentry()
+    };
+    let mut plans = probe::plan(facts);
+    probe.attach(facts, &mut plans)?;
+    let ring = probe.take_events()?;
+    // SAFETY: the RingBuf owns its map fd for as long as the AsyncFd lives.
+    let fd = unsafe { AsyncFd::register(ring) }.map_err(|e| RecordError::Io {
+        what: "ring buffer fd".into(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
+    Ok(Attached {
+        probe,
+        plans,
+        fd,
+        sigint: signal(tokio::signal::unix::SignalKind::interrupt())?,
+        sigterm: signal(tokio::signal::unix::SignalKind::terminate())?,
+    })
+}
+
 /// Attaches, records until the duration ends, the command exits, or
 /// SIGINT/SIGTERM, and finalizes the trace in every case but a failed start.
 pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
@@ -184,22 +225,13 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         filter_cgroup: opts.cgroup.as_deref().map(cgroup_inode).transpose()?,
         ring_bytes: opts.ring_bytes,
     };
-    let mut probe = Probe::load(&facts, &cfg)?;
-    facts.fentry = if opts.no_fentry {
-        probe::Trial::Refused("disabled by --no-fentry".into())
-    } else {
-        probe.trial_fentry()
-    };
-    let mut plans = probe::plan(&facts);
-    probe.attach(&facts, &mut plans)?;
-    let ring = probe.take_events()?;
-    // SAFETY: the RingBuf owns its map fd for as long as the AsyncFd lives.
-    let mut fd = unsafe { AsyncFd::register(ring) }.map_err(|e| RecordError::Io {
-        what: "ring buffer fd".into(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
-    let mut sigint = signal(tokio::signal::unix::SignalKind::interrupt())?;
-    let mut sigterm = signal(tokio::signal::unix::SignalKind::terminate())?;
+    let Attached {
+        probe,
+        plans,
+        mut fd,
+        mut sigint,
+        mut sigterm,
+    } = attach(&mut facts, &cfg, opts.no_fentry)?;
     let mut head = header(&facts, probe::sources(&plans), target_text(opts));
     head.memory_limit_bytes = opts
         .cgroup

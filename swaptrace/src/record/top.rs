@@ -1,10 +1,10 @@
 //! `swaptrace top`: the probes of `record`, summed per interval and shown as
 //! it goes (bcc's `argdist -i` / `funclatency -i`), instead of written.
 
-use super::live::{drain, signal, RecordError};
+use super::live::{attach, drain, Attached, RecordError};
 use super::{Recorder, Summary};
 use crate::lab::{self, VmStat};
-use crate::probe::{self, KernelFacts, Probe, ProbeConfig};
+use crate::probe::{self, KernelFacts, ProbeConfig};
 use crate::report::{CountTable, Log2Hist, RA_WINDOW_TITLE, SWAP_COUNTERS};
 use crate::trace::Record;
 use serde_json::json;
@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::PathBuf;
 use std::time::Duration;
-use tokio::io::unix::AsyncFd;
 
 pub struct TopOptions {
     pub interval: Duration,
@@ -208,18 +207,13 @@ async fn top_async(opts: &TopOptions, mut show: impl FnMut(&Interval)) -> Result
             .transpose()?,
         ring_bytes: None,
     };
-    let mut probe = Probe::load(&facts, &cfg)?;
-    facts.fentry = probe.trial_fentry();
-    let mut plans = probe::plan(&facts);
-    probe.attach(&facts, &mut plans)?;
-    let ring = probe.take_events()?;
-    // SAFETY: the RingBuf owns its map fd for as long as the AsyncFd lives.
-    let mut fd = unsafe { AsyncFd::register(ring) }.map_err(|e| RecordError::Io {
-        what: "ring buffer fd".into(),
-        source: std::io::Error::other(e.to_string()),
-    })?;
-    let mut sigint = signal(tokio::signal::unix::SignalKind::interrupt())?;
-    let mut sigterm = signal(tokio::signal::unix::SignalKind::terminate())?;
+    let Attached {
+        probe,
+        mut fd,
+        mut sigint,
+        mut sigterm,
+        ..
+    } = attach(&mut facts, &cfg, false)?;
     let mut rec = Recorder::new(probe::page_size());
     let mut out = Vec::with_capacity(4096);
     let mut tick =

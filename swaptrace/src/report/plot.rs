@@ -191,6 +191,32 @@ pub fn policies_png(path: &Path, results: &[Metrics]) -> Result<PathBuf, PlotErr
     )
 }
 
+/// An x/y chart from 0 to (xmax, ymax) with its mesh and axis names drawn.
+fn xy_chart<'a, 'b>(
+    root: &'a DrawingArea<BitMapBackend<'b>, plotters::coord::Shift>,
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    xmax: f64,
+    ymax: f64,
+) -> Result<Chart<'a, 'b>, String> {
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0f64..xmax, 0f64..ymax)
+        .map_err(s)?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .draw()
+        .map_err(s)?;
+    Ok(chart)
+}
+
 /// Named series of (x, y) points.
 type Lines = [(String, Vec<(f64, f64)>)];
 
@@ -206,20 +232,7 @@ fn lines_png(
     let xmax = pts.clone().map(|p| p.0).fold(1e-3, f64::max);
     let ymax = pts.map(|p| p.1).fold(1.0, f64::max) * 1.1;
     png(path, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(title, ("sans-serif", 22))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0f64..xmax, 0f64..ymax)
-            .map_err(s)?;
-        chart
-            .configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .draw()
-            .map_err(s)?;
+        let mut chart = xy_chart(root, title, x_desc, y_desc, xmax, ymax)?;
         for (i, (name, v)) in series.iter().enumerate() {
             let c = color(i);
             chart
@@ -363,20 +376,14 @@ pub fn heatmap_png(path: &Path, t: &Loaded) -> Result<PathBuf, PlotError> {
     let xmax = pts.iter().map(|p| p.0).fold(1e-3, f64::max) * 1.02;
     let ymax = pts.iter().map(|p| p.1).fold(1.0, f64::max) * 1.02;
     png(path, |root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption("swap-in faults: time × swap offset", ("sans-serif", 22))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(80)
-            .build_cartesian_2d(0f64..xmax, 0f64..ymax)
-            .map_err(s)?;
-        chart
-            .configure_mesh()
-            .x_desc("seconds since recording started")
-            .y_desc("swap offset")
-            .y_label_formatter(&|v| format!("{v:.0}"))
-            .draw()
-            .map_err(s)?;
+        let mut chart = xy_chart(
+            root,
+            "swap-in faults: time × swap offset",
+            "seconds since recording started",
+            "swap offset",
+            xmax,
+            ymax,
+        )?;
         for (i, want) in [(1usize, false), (0usize, true)] {
             let c = color(i);
             chart
