@@ -525,13 +525,22 @@ fn fault_done() {
 /// Args: (folio). Every folio written out by reclaim, I/O or not.
 #[raw_tracepoint(tracepoint = "mm_vmscan_write_folio")]
 pub fn mm_vmscan_write_folio(ctx: RawTracePointContext) -> i32 {
-    let Some(folio) = Head::read(ctx.arg::<u64>(0)) else {
-        return 0;
+    swap_out(ctx.arg::<u64>(0), 0, true);
+    0
+}
+
+/// A folio going to swap: its entry, size, and owner (mm, address) through
+/// its anon_vma. `flags` (`flag::*`) is added to the event; `counted`
+/// when the write's vm events (PSWPOUT, ZSWPOUT…) came before this point.
+#[inline(always)]
+pub(crate) fn swap_out(folio: u64, flags: u8, counted: bool) {
+    let Some(folio) = Head::read(folio) else {
+        return;
     };
     let swap = folio.get(g(&K_FOLIO_SWAP)).unwrap_or(0);
     let mapping = folio.get(g(&K_FOLIO_MAPPING)).unwrap_or(0);
     if swap == 0 || mapping & PAGE_MAPPING_FLAGS != PAGE_MAPPING_ANON {
-        return 0;
+        return;
     }
     let index = folio.get(g(&K_FOLIO_INDEX)).unwrap_or(0);
     let mut ev = event(kind::SWAP_OUT, unsafe { bpf_ktime_get_ns() });
@@ -544,7 +553,7 @@ pub fn mm_vmscan_write_folio(ctx: RawTracePointContext) -> i32 {
             ev.nr = 1 << order;
         }
     }
-    if let Some(s) = TASKS.get_ptr_mut(tid()) {
+    if let Some(s) = TASKS.get_ptr_mut(tid()).filter(|_| counted) {
         // SAFETY: this task's map value.
         let s = unsafe { &mut *s };
         ev.flags = s.out_kind;
@@ -570,10 +579,10 @@ pub fn mm_vmscan_write_folio(ctx: RawTracePointContext) -> i32 {
         _ => ev.flags |= flag::NO_VMA,
     }
     if filtering() && WATCHED_MM.get_ptr(ev.mm).is_none() {
-        return 0;
+        return;
     }
+    ev.flags |= flags;
     emit(ev);
-    0
 }
 
 #[inline(always)]

@@ -157,7 +157,28 @@ fn swapoff_replay(v: &mut GuestVerdict, live: &Loaded, full: &Loaded, live_windo
 
 /// zswap traffic recorded by the exact probes against the guest's counters,
 /// and the pool policies replayed on it.
+/// Swap-out pages recorded against nr_vmscan_write (pageout() writes).
+fn swap_out_check(v: &mut GuestVerdict, t: &Loaded, what: &str) {
+    let pages: u64 = t
+        .records
+        .iter()
+        .map(|r| match r {
+            Record::SwapOut { nr, .. } => *nr as u64,
+            _ => 0,
+        })
+        .sum();
+    let want = delta(t, "nr_vmscan_write");
+    v.check(
+        within(pages as f64, want as f64, 2.0),
+        format!(
+            "{what}: {pages} swap-out pages vs nr_vmscan_write {want} ({:.2}% off)",
+            pct_err(pages as f64, want as f64)
+        ),
+    );
+}
+
 fn zswap_checks(v: &mut GuestVerdict, t: &Loaded) {
+    swap_out_check(v, t, "zswap");
     use crate::replay::zswap::{replay_zswap, zswap_text, ZswapInput, ZswapParams, ZswapPolicy};
     let (mut stored, mut rejected, mut found, mut missed, mut wb) = (0u64, 0u64, 0u64, 0u64, 0u64);
     for r in &t.records {
@@ -443,6 +464,8 @@ pub fn verify_guest_out(out: &Path) -> GuestVerdict {
                 && backend(&kp, "ra-window") == Some("kprobe"),
             "fentry run used fentry, kprobe run used kprobes".into(),
         );
+        swap_out_check(&mut v, &fe, "fentry");
+        swap_out_check(&mut v, &kp, "kprobe");
         // The runs differ (timing), so each is held to its own kernel counters,
         // and the two capture ratios must agree within 2%.
         let ra = |f: &RaFigures| f.windows as f64 / f.expected_windows.max(1) as f64;
