@@ -4,7 +4,7 @@
 //! kallsyms through the `K_*_ADDR` globals.
 
 use crate::swap::{
-    count_lost, emit, event, g, known, read_u64, selected, swap_out, tid, BPF_RB_AVAIL_DATA,
+    count_lost, emit, event, g, known, read_u64, selected, tid, BPF_RB_AVAIL_DATA,
     BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP, EVENTS, K_VMA_MM, WAKEUP_BYTES,
 };
 use aya_ebpf::{
@@ -172,22 +172,6 @@ pub fn cache_fentry(ctx: FEntryContext) -> u32 {
 #[fexit(function = "swap_cache_get_folio")]
 pub fn cache_fexit(ctx: FExitContext) -> u32 {
     cache_exit(ctx.ret::<u64>().unwrap_or(0), exact::FENTRY);
-    0
-}
-
-// ---- swap-outs: swap_writepage(page, wbc), the folio locked ----
-// (mm_vmscan_write_folio fires after the folio is unlocked: with zswap the
-// write is done by then and the folio may already be freed.)
-
-#[fentry(function = "swap_writepage")]
-pub fn swap_writepage_fentry(ctx: FEntryContext) -> u32 {
-    swap_out(ctx.arg::<u64>(0), 0, false);
-    0
-}
-
-#[kprobe]
-pub fn swap_writepage_kprobe(ctx: ProbeContext) -> u32 {
-    swap_out(ctx.arg::<u64>(0).unwrap_or(0), 0, false);
     0
 }
 

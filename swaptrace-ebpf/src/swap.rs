@@ -525,15 +525,15 @@ fn fault_done() {
 /// Args: (folio). Every folio written out by reclaim, I/O or not.
 #[raw_tracepoint(tracepoint = "mm_vmscan_write_folio")]
 pub fn mm_vmscan_write_folio(ctx: RawTracePointContext) -> i32 {
-    swap_out(ctx.arg::<u64>(0), 0, true);
+    swap_out(ctx.arg::<u64>(0));
     0
 }
 
-/// A folio going to swap: its entry, size, and owner (mm, address) through
-/// its anon_vma. `flags` (`flag::*`) is added to the event; `counted`
-/// when the write's vm events (PSWPOUT, ZSWPOUT…) came before this point.
+/// A folio written to swap: its entry, size, and owner (mm, address)
+/// through its anon_vma; the write's vm events (PSWPOUT, ZSWPOUT…) came
+/// just before, in this task.
 #[inline(always)]
-pub(crate) fn swap_out(folio: u64, flags: u8, counted: bool) {
+fn swap_out(folio: u64) {
     let Some(folio) = Head::read(folio) else {
         return;
     };
@@ -553,7 +553,7 @@ pub(crate) fn swap_out(folio: u64, flags: u8, counted: bool) {
             ev.nr = 1 << order;
         }
     }
-    if let Some(s) = TASKS.get_ptr_mut(tid()).filter(|_| counted) {
+    if let Some(s) = TASKS.get_ptr_mut(tid()) {
         // SAFETY: this task's map value.
         let s = unsafe { &mut *s };
         ev.flags = s.out_kind;
@@ -581,7 +581,6 @@ pub(crate) fn swap_out(folio: u64, flags: u8, counted: bool) {
     if filtering() && WATCHED_MM.get_ptr(ev.mm).is_none() {
         return;
     }
-    ev.flags |= flags;
     emit(ev);
 }
 

@@ -265,32 +265,6 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
     },
     AttachPoint {
         metric: "swap-out",
-        backend: Backend::Fentry,
-        attach: "fentry swap_writepage (< 6.16)",
-        requires: &[
-            Req::FuncParams("swap_writepage", &["page", "wbc"]),
-            Req::Member("folio", "mapping"),
-            Req::FentryAllowed,
-            Req::Built(true),
-        ],
-        progs: &[p("swap_writepage_fentry", Fentry, "swap_writepage")],
-        note: "folio locked: seen before a synchronous (zswap) write can free it",
-    },
-    AttachPoint {
-        metric: "swap-out",
-        backend: Backend::Kprobe,
-        attach: "kprobe swap_writepage (< 6.16)",
-        requires: &[
-            Req::Kallsyms("swap_writepage"),
-            Req::FuncParams("swap_writepage", &["page", "wbc"]),
-            Req::KprobesBuilt,
-            Req::Built(true),
-        ],
-        progs: &[p("swap_writepage_kprobe", Kprobe, "swap_writepage")],
-        note: "folio locked: seen before a synchronous (zswap) write can free it",
-    },
-    AttachPoint {
-        metric: "swap-out",
         backend: Backend::Tracepoint,
         attach: "vmscan:mm_vmscan_write_folio",
         requires: &[
