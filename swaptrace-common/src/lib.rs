@@ -38,6 +38,16 @@ pub mod kind {
     pub const COUNT: usize = 19;
 }
 
+/// Counters next to the per-kind lost events: swap-outs the tracepoint
+/// fired for but could not describe.
+pub mod unseen {
+    /// The folio had no swap entry left when read (freed or reused after
+    /// the write: a synchronous zswap store unlocks it before the tracepoint).
+    pub const SWAP_OUT_GONE: u32 = super::kind::COUNT as u32;
+    /// Size of the counter array.
+    pub const SLOTS: u32 = super::kind::COUNT as u32 + 1;
+}
+
 /// Flags of [`RawEvent::flags`].
 pub mod flag {
     /// SWAP_FAULT: the page was not in the swap cache (PGMAJFAULT counted).

@@ -19,7 +19,7 @@ use aya_ebpf::{
     maps::{HashMap, LruHashMap, PerCpuArray, RingBuf},
     programs::{RawTracePointContext, TracePointContext},
 };
-use swaptrace_common::{flag, kind, read_kind, RawEvent};
+use swaptrace_common::{flag, kind, read_kind, unseen, RawEvent};
 
 /// Globals set by userspace from BTF before load. `u64::MAX` means unknown.
 macro_rules! globals {
@@ -102,7 +102,7 @@ pub(crate) static EVENTS: RingBuf = RingBuf::with_byte_size(16 << 20, 0);
 static TASKS: LruHashMap<u32, TaskState> = LruHashMap::with_max_entries(65536, 0);
 
 #[map]
-static LOST: PerCpuArray<u64> = PerCpuArray::with_max_entries(kind::COUNT as u32, 0);
+static LOST: PerCpuArray<u64> = PerCpuArray::with_max_entries(unseen::SLOTS, 0);
 
 /// Address spaces of selected tasks, so swap-outs (done by the reclaimer,
 /// often another task) can be filtered when a filter is set.
@@ -243,7 +243,12 @@ pub(crate) fn selected() -> bool {
 
 #[inline(always)]
 pub(crate) fn count_lost(k: u8) {
-    if let Some(p) = LOST.get_ptr_mut(k as u32) {
+    bump(k as u32);
+}
+
+#[inline(always)]
+fn bump(slot: u32) {
+    if let Some(p) = LOST.get_ptr_mut(slot) {
         // SAFETY: per-CPU slot, no concurrent writer.
         unsafe { *p += 1 };
     }
@@ -539,9 +544,14 @@ fn swap_out(folio: u64) {
     };
     let swap = folio.get(g(&K_FOLIO_SWAP)).unwrap_or(0);
     let mapping = folio.get(g(&K_FOLIO_MAPPING)).unwrap_or(0);
-    if swap == 0 || mapping & PAGE_MAPPING_FLAGS != PAGE_MAPPING_ANON {
+    if swap == 0 {
+        bump(unseen::SWAP_OUT_GONE);
         return;
     }
+    // Not anonymous (any more): a synchronous zswap store unlocks the
+    // folio before this tracepoint, and another CPU may have freed it; the
+    // entry is still set. Recorded without its owner.
+    let anon = mapping & PAGE_MAPPING_FLAGS == PAGE_MAPPING_ANON;
     let index = folio.get(g(&K_FOLIO_INDEX)).unwrap_or(0);
     let mut ev = event(kind::SWAP_OUT, unsafe { bpf_ktime_get_ns() });
     ev.entry = swap;
@@ -560,7 +570,11 @@ fn swap_out(folio: u64) {
         s.out_kind = 0;
     }
     // anon_vma -> root of its anon_vma_chain interval tree -> vma -> mm.
-    let anon_vma = mapping & !PAGE_MAPPING_FLAGS;
+    let anon_vma = if anon {
+        mapping & !PAGE_MAPPING_FLAGS
+    } else {
+        0
+    };
     let node = read_u64(anon_vma, g(&K_ANON_VMA_ROOT)).unwrap_or(0);
     let avc = if node == 0 { 0 } else { node - g(&K_AVC_RB) };
     let vma = read_u64(avc, g(&K_AVC_VMA)).and_then(Head::read);

@@ -776,28 +776,10 @@ fn zswap_results(
     Vec<swaptrace::replay::zswap::ZswapMetrics>,
 )> {
     use swaptrace::replay::zswap::{replay_zswap, ZswapInput, ZswapParams, ZswapPolicy};
-    let params_in: Vec<&str> = args.params.iter().map(String::as_str).collect();
     // The recording kernel's zswap settings, then the user's.
-    let given = |k: &str| args.params.iter().any(|p| p.starts_with(&format!("{k}=")));
-    let mut params = ZswapParams::default();
-    for (knob, key) in [
-        ("max_pool_percent", "max-pool-percent"),
-        ("accept_threshold_percent", "accept-threshold"),
-    ] {
-        if let Some(v) = t.header.zswap.get(knob).filter(|_| !given(key)) {
-            params.set(&format!("{key}={v}"))?;
-        }
-    }
-    for p in &params_in {
+    let mut params = ZswapParams::from_trace(t);
+    for p in &args.params {
         params.set(p)?;
-    }
-    // The compression ratio the pool had, unless given.
-    let measured = t.footer.as_ref().and_then(|f| {
-        let s = f.zswap_pool.iter().max_by_key(|s| s.stored_kib)?;
-        (s.pool_kib > 0).then(|| s.stored_kib as f64 / s.pool_kib as f64)
-    });
-    if let Some(r) = measured.filter(|_| !args.params.iter().any(|p| p.starts_with("ratio="))) {
-        params.compression_ratio = r.clamp(1.0, 1000.0);
     }
     let policies = match args.policy.as_deref() {
         None | Some("all") => ZswapPolicy::all(),

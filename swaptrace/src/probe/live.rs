@@ -47,6 +47,8 @@ pub struct ProbeConfig {
 pub struct Stats {
     /// Lost events per `swaptrace_common::kind`.
     pub lost: [u64; kind::COUNT],
+    /// Swap-outs whose folio had no swap entry left at the tracepoint.
+    pub swap_out_gone: u64,
 }
 
 pub struct Probe {
@@ -426,14 +428,18 @@ impl Probe {
                 name: "LOST",
                 why: e.to_string(),
             })?;
-        let mut s = Stats::default();
-        for (k, slot) in s.lost.iter_mut().enumerate() {
-            let v = arr.get(&(k as u32), 0).map_err(|e| LiveError::Map {
+        let get = |k: u32| -> Result<u64, LiveError> {
+            let v = arr.get(&k, 0).map_err(|e| LiveError::Map {
                 name: "LOST",
                 why: e.to_string(),
             })?;
-            *slot = v.iter().sum();
+            Ok(v.iter().sum())
+        };
+        let mut s = Stats::default();
+        for (k, slot) in s.lost.iter_mut().enumerate() {
+            *slot = get(k as u32)?;
         }
+        s.swap_out_gone = get(swaptrace_common::unseen::SWAP_OUT_GONE)?;
         Ok(s)
     }
 }
@@ -445,6 +451,9 @@ pub struct ProgStat {
     pub program: String,
     pub run_time_ns: u64,
     pub run_count: u64,
+    /// Runs skipped because the program was already running on that CPU
+    /// (the kernel's recursion guard; e.g. one run preempted by another).
+    pub recursion_misses: u64,
 }
 
 impl Probe {
@@ -470,6 +479,7 @@ impl Probe {
                 program: name.to_string(),
                 run_time_ns: field("run_time_ns:"),
                 run_count: field("run_cnt:"),
+                recursion_misses: field("recursion_misses:"),
             });
         }
         out

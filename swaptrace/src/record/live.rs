@@ -330,8 +330,33 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     let vm_end = VmStat::read().map(|v| v.0).unwrap_or_default();
     pool.sample(end);
     match probe.stats() {
-        Ok(st) => rec.lost(end, &st.lost, &mut out),
+        Ok(st) => {
+            rec.lost(end, &st.lost, &mut out);
+            if st.swap_out_gone > 0 {
+                let r = Record::Lost {
+                    ts: end,
+                    what: "swap_out (folio gone at the tracepoint)".into(),
+                    count: st.swap_out_gone,
+                };
+                rec.summary.add(&r);
+                out.push(r);
+            }
+        }
         Err(e) => failure = failure.or(Some(e.into())),
+    }
+    // Runs the kernel skipped are events lost too.
+    for p in probe
+        .run_stats()
+        .into_iter()
+        .filter(|p| p.recursion_misses > 0)
+    {
+        let r = Record::Lost {
+            ts: end,
+            what: format!("{} (recursion)", p.program),
+            count: p.recursion_misses,
+        };
+        rec.summary.add(&r);
+        out.push(r);
     }
     let written = write_all(&mut writer, &mut out);
     let records = writer.records();

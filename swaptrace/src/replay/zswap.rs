@@ -451,6 +451,29 @@ impl ZswapParams {
     /// Parses `key=value`: pool-pages (a number or `auto`), max-pool-percent
     /// (1-100), ratio (1-1000), accept-threshold (0-100), shrinker-interval
     /// (>= 1), priority (0-12), buckets (1-100000).
+    /// The defaults, with what the recording says: zswap's
+    /// max_pool_percent and accept_threshold_percent (header) and the
+    /// compression ratio the pool had at its fullest (footer samples).
+    pub fn from_trace(t: &Loaded) -> ZswapParams {
+        let mut p = ZswapParams::default();
+        for (knob, key) in [
+            ("max_pool_percent", "max-pool-percent"),
+            ("accept_threshold_percent", "accept-threshold"),
+        ] {
+            if let Some(v) = t.header.zswap.get(knob) {
+                let _ = p.set(&format!("{key}={v}"));
+            }
+        }
+        let fullest = t
+            .footer
+            .as_ref()
+            .and_then(|f| f.zswap_pool.iter().max_by_key(|s| s.stored_kib));
+        if let Some(s) = fullest.filter(|s| s.pool_kib > 0) {
+            p.compression_ratio = (s.stored_kib as f64 / s.pool_kib as f64).clamp(1.0, 1000.0);
+        }
+        p
+    }
+
     pub fn set(&mut self, spec: &str) -> Result<(), ZswapError> {
         let bad = |why: String| ZswapError::BadParam(spec.to_string(), why);
         let Some((key, value)) = spec.split_once('=') else {
