@@ -9,7 +9,7 @@ mod live;
 mod table;
 pub mod tpformat;
 
-pub use kernel::{kernel_release, page_size, KernelFacts, Trial};
+pub use kernel::{kernel_release, kernel_version, page_size, KernelFacts, Trial};
 #[cfg(feature = "live")]
 pub use live::{LiveError, Probe, ProbeConfig, ProgStat, Stats};
 pub use table::{AttachPoint, Backend, Prog, ProgKind, Req, ATTACH_POINTS, METRICS};

@@ -57,10 +57,7 @@ pub enum SwapoffMode {
 impl SwapoffMode {
     /// The behaviour of a kernel release such as "6.18.0-1-amd64".
     pub fn for_release(release: &str) -> SwapoffMode {
-        let mut it = release
-            .split(|c: char| !c.is_ascii_digit())
-            .map(|n| n.parse::<u32>().unwrap_or(0));
-        let v = (it.next().unwrap_or(0), it.next().unwrap_or(0));
+        let v = crate::probe::kernel_version(release);
         if v < (5, 8) && v != (0, 0) {
             SwapoffMode::Readahead
         } else if v < (6, 18) {

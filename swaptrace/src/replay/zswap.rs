@@ -319,18 +319,13 @@ impl ZswapInput {
         if h.mem_total_kib > 0 {
             input.memory_pages = Some(h.mem_total_kib * 1024 / h.page_size.max(1));
         }
-        if let Some(f) = &t.footer {
-            let d = |k: &str| {
-                let (a, b) = (h.vmstat_start.get(k)?, f.vmstat_end.get(k)?);
-                Some(b.saturating_sub(*a))
-            };
-            let live = &mut input.live;
-            live.zswpout = d("zswpout");
-            live.zswpin = d("zswpin");
-            live.zswpwb = d("zswpwb");
-            live.pswpin = d("pswpin");
-            live.pswpout = d("pswpout");
-        }
+        let d = |k: &str| t.vmstat_delta(k).map(|d| d.max(0) as u64);
+        let live = &mut input.live;
+        live.zswpout = d("zswpout");
+        live.zswpin = d("zswpin");
+        live.zswpwb = d("zswpwb");
+        live.pswpin = d("pswpin");
+        live.pswpout = d("pswpout");
         Ok(input)
     }
 

@@ -44,9 +44,7 @@ fn row(metric: &str, what: &str, a: f64, b: f64) -> Row {
 }
 
 fn vm_delta(t: &Loaded, k: &str) -> Option<f64> {
-    let a = t.header.vmstat_start.get(k)?;
-    let b = t.footer.as_ref()?.vmstat_end.get(k)?;
-    Some(b.saturating_sub(*a) as f64)
+    t.vmstat_delta(k).map(|d| d.max(0) as f64)
 }
 
 fn duration_s(t: &Loaded) -> Option<f64> {

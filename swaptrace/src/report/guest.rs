@@ -25,13 +25,7 @@ impl GuestVerdict {
 }
 
 fn delta(t: &Loaded, counter: &str) -> i64 {
-    let a = t.header.vmstat_start.get(counter).copied().unwrap_or(0) as i64;
-    let b = t
-        .footer
-        .as_ref()
-        .and_then(|f| f.vmstat_end.get(counter).copied())
-        .unwrap_or(0) as i64;
-    b - a
+    t.vmstat_delta(counter).unwrap_or(0)
 }
 
 fn within(a: f64, b: f64, pct: f64) -> bool {
@@ -214,12 +208,7 @@ fn zswap_checks(v: &mut GuestVerdict, t: &Loaded) {
         v.report,
         "    zswap_store: {stored} stored, {rejected} rejected; zswap_load: {found} found, {missed} read from disk; {wb} written back"
     );
-    let mut ver = t
-        .header
-        .kernel_release
-        .split(|c: char| !c.is_ascii_digit())
-        .map(|n| n.parse::<u32>().unwrap_or(0));
-    let ver = (ver.next().unwrap_or(0), ver.next().unwrap_or(0));
+    let ver = crate::probe::kernel_version(&t.header.kernel_release);
     for (what, got, counter) in [
         ("stores accepted", stored, "zswpout"),
         ("loads found", found, "zswpin"),

@@ -20,10 +20,7 @@ pub fn kernel_counts(t: &Loaded) -> Option<KernelCounts> {
     if t.header.vmstat_start.is_empty() || f.vmstat_end.is_empty() {
         return None;
     }
-    let d = |k: &str| {
-        f.vmstat_end.get(k).copied().unwrap_or(0) as i64
-            - t.header.vmstat_start.get(k).copied().unwrap_or(0) as i64
-    };
+    let d = |k: &str| t.vmstat_delta(k).unwrap_or(0);
     Some(KernelCounts {
         pswpin: d("pswpin"),
         pgmajfault: d("pgmajfault"),

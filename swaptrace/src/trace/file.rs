@@ -390,6 +390,16 @@ pub struct Loaded {
     pub chunks: Vec<ChunkInfo>,
 }
 
+impl Loaded {
+    /// A /proc/vmstat counter's change over the recording (end - start),
+    /// when the header and the footer both have it.
+    pub fn vmstat_delta(&self, counter: &str) -> Option<i64> {
+        let a = *self.header.vmstat_start.get(counter)? as i64;
+        let b = *self.footer.as_ref()?.vmstat_end.get(counter)? as i64;
+        Some(b - a)
+    }
+}
+
 /// Reads every readable chunk. Fails only when the header is unreadable.
 pub fn read_trace(path: &Path) -> Result<Loaded, TraceError> {
     let mut r = TraceReader::open(path)?;
