@@ -135,14 +135,9 @@ impl FreePolicy {
         let Some(n) = s.strip_prefix("batch:") else {
             return Err(FreeError::UnknownPolicy(name.to_string()));
         };
-        let bad = || FreeError::BadBatchSize(name.to_string());
-        if n.is_empty() || !n.bytes().all(|c| c.is_ascii_digit()) {
-            return Err(bad());
-        }
-        match n.parse::<u32>() {
-            Ok(n) if (1..=MAX_BATCH).contains(&n) => Ok(FreePolicy::Batch(n)),
-            _ => Err(bad()),
-        }
+        super::parse_in(n, 1, MAX_BATCH.into())
+            .map(|n| FreePolicy::Batch(n as u32))
+            .ok_or_else(|| FreeError::BadBatchSize(name.to_string()))
     }
 
     pub fn name(&self) -> String {

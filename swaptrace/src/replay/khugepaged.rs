@@ -441,14 +441,9 @@ impl KhpPolicy {
         let Some(n) = s.strip_prefix("max-ptes-swap:") else {
             return Err(KhpError::UnknownPolicy(name.to_string()));
         };
-        let bad = || KhpError::BadPolicyParam(name.to_string());
-        if n.is_empty() || !n.bytes().all(|c| c.is_ascii_digit()) {
-            return Err(bad());
-        }
-        match n.parse::<u32>() {
-            Ok(n) if n <= HPAGE_PMD_NR => Ok(KhpPolicy::MaxPtesSwap(n)),
-            _ => Err(bad()),
-        }
+        super::parse_in(n, 0, HPAGE_PMD_NR.into())
+            .map(|n| KhpPolicy::MaxPtesSwap(n as u32))
+            .ok_or_else(|| KhpError::BadPolicyParam(name.to_string()))
     }
 
     pub fn name(&self) -> String {
@@ -540,14 +535,8 @@ impl KhpParams {
         };
         let (key, value) = (key.trim(), value.trim());
         let ms = || -> Result<u64, KhpError> {
-            let why = || bad("expected an integer from 0 to 1000000000".into());
-            if value.is_empty() || !value.bytes().all(|c| c.is_ascii_digit()) {
-                return Err(why());
-            }
-            match value.parse::<u64>() {
-                Ok(v) if v <= 1_000_000_000 => Ok(v),
-                _ => Err(why()),
-            }
+            super::parse_in(value, 0, 1_000_000_000)
+                .ok_or_else(|| bad("expected an integer from 0 to 1000000000".into()))
         };
         let us = || -> Result<f64, KhpError> {
             let why = || bad("expected a finite number >= 0".into());

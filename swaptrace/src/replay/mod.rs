@@ -86,6 +86,15 @@ impl DeviceModel {
     }
 }
 
+/// A plain decimal (digits only: no sign, no exponent) from `lo` to `hi`,
+/// as policy and parameter values are written.
+pub(crate) fn parse_in(s: &str, lo: u64, hi: u64) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    s.parse::<u64>().ok().filter(|v| (lo..=hi).contains(v))
+}
+
 /// Runs each policy over the same input, in parallel on the cores.
 pub fn replay_all(input: &ReplayInput, policies: Vec<Box<dyn Policy>>) -> Vec<Metrics> {
     std::thread::scope(|s| {

@@ -476,13 +476,8 @@ impl ZswapParams {
         };
         let (key, value) = (key.trim(), value.trim());
         let int = |lo: u64, hi: u64| -> Result<u64, ZswapError> {
-            if value.is_empty() || !value.bytes().all(|c| c.is_ascii_digit()) {
-                return Err(bad(format!("expected an integer from {lo} to {hi}")));
-            }
-            match value.parse::<u64>() {
-                Ok(v) if (lo..=hi).contains(&v) => Ok(v),
-                _ => Err(bad(format!("expected an integer from {lo} to {hi}"))),
-            }
+            super::parse_in(value, lo, hi)
+                .ok_or_else(|| bad(format!("expected an integer from {lo} to {hi}")))
         };
         match key {
             "pool-pages" => {
