@@ -65,13 +65,7 @@ fn main() {
         pattern: Pattern::ShuffledBlocks { block_pages: 16 },
         passes: 1,
         seed: 1,
-        zero_every: 0,
-        hold: false,
-        pageout: false,
-        fill: 0,
-        skip_every: 0,
-        thp: false,
-        hold_after: false,
+        ..WorkloadSpec::default()
     };
     let cmd = workload_command(Path::new(EXE), &spec);
     let report = dir.join("report.json");

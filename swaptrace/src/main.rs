@@ -602,12 +602,7 @@ fn run(cli: Cli) -> Result<()> {
                 passes: 1,
                 seed: 1,
                 zero_every,
-                hold: false,
-                pageout: false,
-                fill: 0,
-                skip_every: 0,
-                thp: false,
-                hold_after: false,
+                ..WorkloadSpec::default()
             },
             limit,
             swap_size,

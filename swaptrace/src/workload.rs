@@ -146,6 +146,25 @@ pub struct WorkloadSpec {
     pub hold_after: bool,
 }
 
+impl Default for WorkloadSpec {
+    /// The demo's workload: 384 MiB in shuffled 16-page blocks, read back once.
+    fn default() -> WorkloadSpec {
+        WorkloadSpec {
+            size_bytes: 384 << 20,
+            pattern: Pattern::ShuffledBlocks { block_pages: 16 },
+            passes: 1,
+            seed: 1,
+            zero_every: 0,
+            hold: false,
+            pageout: false,
+            fill: 0,
+            skip_every: 0,
+            thp: false,
+            hold_after: false,
+        }
+    }
+}
+
 impl WorkloadSpec {
     /// The word expected in `slot` of page `page`.
     pub fn word(&self, page: u64, slot: usize) -> u64 {
@@ -623,13 +642,7 @@ mod tests {
                 pattern: pat.parse().unwrap(),
                 passes: 2,
                 seed: 1,
-                zero_every: 0,
-                hold: false,
-                pageout: false,
-                fill: 0,
-                skip_every: 0,
-                thp: false,
-                hold_after: false,
+                ..WorkloadSpec::default()
             };
             let r = run(&spec).unwrap();
             println!("{pat}: {}", serde_json::to_string(&r).unwrap());
@@ -646,13 +659,7 @@ mod tests {
             pattern: Pattern::Sequential,
             passes: 1,
             seed: 0,
-            zero_every: 0,
-            hold: false,
-            pageout: false,
-            fill: 0,
-            skip_every: 0,
-            thp: false,
-            hold_after: false,
+            ..WorkloadSpec::default()
         };
         assert!(matches!(run(&spec), Err(WorkloadError::Empty(100))));
     }

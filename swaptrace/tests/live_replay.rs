@@ -50,13 +50,8 @@ fn record(dir: &Path, name: &str, vma_ra: bool, setup: Setup) -> PathBuf {
                 pattern: Pattern::ShuffledBlocks { block_pages: 16 },
                 passes: 1,
                 seed: 3,
-                zero_every: 0,
-                hold: false,
                 pageout: matches!(setup, Setup::Pageout),
-                fill: 0,
-                skip_every: 0,
-                thp: false,
-                hold_after: false,
+                ..WorkloadSpec::default()
             },
             limit_bytes: match setup {
                 Setup::Pressure => 128 << 20,
