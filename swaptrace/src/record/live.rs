@@ -274,11 +274,11 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     let mut exit_code = None;
     let mut out = Vec::with_capacity(4096);
     let mut failure: Option<RecordError> = None;
-    let mut pool = PoolSampler::default();
     // The traced process (and its descendants), to sample their footprint.
-    let traced = child.as_ref().and_then(|c| c.id()).or(opts.pid);
-    let mut footprint = Vec::new();
-    let mut last_footprint = 0u64;
+    let mut samples = Sampler {
+        traced: child.as_ref().and_then(|c| c.id()).or(opts.pid),
+        ..Sampler::default()
+    };
 
     loop {
         tokio::select! {
@@ -302,12 +302,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
                 drain(fd.get_mut(), &mut rec, &mut out);
                 if let Err(e) = write_all(&mut writer, &mut out) { failure = Some(e); break; }
                 if let Err(e) = writer.tick() { failure = Some(e.into()); break; }
-                let now = monotonic_ns();
-                pool.tick(now);
-                if let Some(pid) = traced.filter(|_| now.saturating_sub(last_footprint) >= 1_000_000_000) {
-                    last_footprint = now;
-                    footprint.extend(process_tree(pid).into_iter().filter_map(|p| Footprint::now(now, p)));
-                }
+                samples.tick(monotonic_ns());
                 if let Some(b) = &bar {
                     let s = &rec.summary;
                     b.set_message(format!(
@@ -328,7 +323,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     drain(fd.get_mut(), &mut rec, &mut out);
     let end = monotonic_ns();
     let vm_end = VmStat::read().map(|v| v.0).unwrap_or_default();
-    pool.sample(end);
+    samples.pool(end);
     match probe.stats() {
         Ok(st) => {
             rec.lost(end, &st.lost, &mut out);
@@ -366,8 +361,8 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         lost: rec.summary.lost.clone(),
         records,
         exit_code,
-        zswap_pool: pool.samples,
-        footprint,
+        zswap_pool: samples.zswap_pool,
+        footprint: samples.footprint,
     };
     let bytes = writer.finish(&footer)?;
     written?;
@@ -464,24 +459,33 @@ fn write_all(w: &mut TraceWriter, out: &mut Vec<Record>) -> Result<(), RecordErr
     Ok(())
 }
 
-/// zswap pool samples once a second; only those with something stored.
+/// What the footer samples once a second: the zswap pool (when it holds
+/// anything) and the traced process tree's footprint.
 #[derive(Default)]
-struct PoolSampler {
-    samples: Vec<crate::trace::PoolSample>,
+struct Sampler {
+    traced: Option<u32>,
     last: u64,
+    zswap_pool: Vec<crate::trace::PoolSample>,
+    footprint: Vec<Footprint>,
 }
 
-impl PoolSampler {
+impl Sampler {
     fn tick(&mut self, now: u64) {
-        if now.saturating_sub(self.last) >= 1_000_000_000 {
-            self.sample(now);
+        if now.saturating_sub(self.last) < 1_000_000_000 {
+            return;
+        }
+        self.last = now;
+        self.pool(now);
+        if let Some(pid) = self.traced {
+            let tree = process_tree(pid).into_iter();
+            self.footprint
+                .extend(tree.filter_map(|p| Footprint::now(now, p)));
         }
     }
 
-    fn sample(&mut self, now: u64) {
-        self.last = now;
+    fn pool(&mut self, now: u64) {
         if let Some(s) = crate::trace::PoolSample::now(now).filter(|s| s.stored_kib > 0) {
-            self.samples.push(s);
+            self.zswap_pool.push(s);
         }
     }
 }
