@@ -393,28 +393,15 @@ fn run(cli: Cli) -> Result<()> {
         }
         Cmd::Replay {
             trace,
-            family: Family::Readahead,
+            family,
             replay: args,
             json,
-        } => replay(trace, &args, json),
-        Cmd::Replay {
-            trace,
-            family: Family::Free,
-            replay: args,
-            json,
-        } => replay_free(trace, &args, json),
-        Cmd::Replay {
-            trace,
-            family: Family::Zswap,
-            replay: args,
-            json,
-        } => replay_zswap(trace, &args, json),
-        Cmd::Replay {
-            trace,
-            family: Family::Khugepaged,
-            replay: args,
-            json,
-        } => replay_khugepaged(trace, &args, json),
+        } => match family {
+            Family::Readahead => replay(trace, &args, json),
+            Family::Free => replay_free(trace, &args, json),
+            Family::Zswap => replay_zswap(trace, &args, json),
+            Family::Khugepaged => replay_khugepaged(trace, &args, json),
+        },
         Cmd::Plot {
             trace,
             output,
