@@ -589,15 +589,15 @@ impl Model<'_> {
     /// Prefetches what handling `ev` will touch first.
     #[inline]
     fn prefetch_event(&self, ev: &Event) {
-        if let Event::Fault {
-            mm, vpage, entry, ..
-        }
-        | Event::Out {
-            mm, vpage, entry, ..
-        } = *ev
-        {
-            self.slots.prefetch(&entry);
-            self.pages.prefetch(mm, vpage);
+        match *ev {
+            Event::Fault { entry, .. } => self.slots.prefetch(&entry),
+            Event::Out {
+                mm, vpage, entry, ..
+            } => {
+                self.slots.prefetch(&entry);
+                self.pages.prefetch(mm, vpage);
+            }
+            Event::Swapoff { .. } => {}
         }
     }
 
