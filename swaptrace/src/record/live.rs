@@ -328,30 +328,18 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         Ok(st) => {
             rec.lost(end, &st.lost, &mut out);
             if st.swap_out_gone > 0 {
-                let r = Record::Lost {
-                    ts: end,
-                    what: "swap_out (folio gone at the tracepoint)".into(),
-                    count: st.swap_out_gone,
-                };
-                rec.summary.add(&r);
-                out.push(r);
+                let what = "swap_out (folio gone at the tracepoint)".to_string();
+                rec.lost_one(end, what, st.swap_out_gone, &mut out);
             }
         }
         Err(e) => failure = failure.or(Some(e.into())),
     }
     // Runs the kernel skipped are events lost too.
-    for p in probe
-        .run_stats()
-        .into_iter()
-        .filter(|p| p.recursion_misses > 0)
-    {
-        let r = Record::Lost {
-            ts: end,
-            what: format!("{} (recursion)", p.program),
-            count: p.recursion_misses,
-        };
-        rec.summary.add(&r);
-        out.push(r);
+    for p in probe.run_stats() {
+        if p.recursion_misses > 0 {
+            let what = format!("{} (recursion)", p.program);
+            rec.lost_one(end, what, p.recursion_misses, &mut out);
+        }
     }
     let written = write_all(&mut writer, &mut out);
     let records = writer.records();

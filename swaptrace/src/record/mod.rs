@@ -451,14 +451,15 @@ impl Recorder {
             }
         }
         for (what, count) in by {
-            let r = Record::Lost {
-                ts,
-                what: what.to_string(),
-                count,
-            };
-            self.summary.add(&r);
-            out.push(r);
+            self.lost_one(ts, what.to_string(), count, out);
         }
+    }
+
+    /// One Lost record, counted in the summary.
+    pub fn lost_one(&mut self, ts: u64, what: String, count: u64, out: &mut Vec<Record>) {
+        let r = Record::Lost { ts, what, count };
+        self.summary.add(&r);
+        out.push(r);
     }
 }
 

@@ -148,9 +148,7 @@ fn swapoff_replay(v: &mut GuestVerdict, live: &Loaded, full: &Loaded, live_windo
             pct_err(mean_model, mean_live)
         ),
     );
-    let mode = |c: &std::collections::BTreeMap<u64, u64>| {
-        c.iter().max_by_key(|(w, n)| (**n, **w)).map(|(w, _)| *w)
-    };
+    use super::replay_table::mode;
     let live_mode = histogram(live, HistMetric::RaWindow, During::Swapoff)
         .ok()
         .and_then(|h| h.count)

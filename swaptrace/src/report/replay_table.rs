@@ -75,7 +75,7 @@ pub fn replayed_windows(
 }
 
 /// The most frequent window (the larger one on a tie).
-fn mode(windows: &std::collections::BTreeMap<u32, u64>) -> Option<u32> {
+pub fn mode<W: Copy + Ord>(windows: &std::collections::BTreeMap<W, u64>) -> Option<W> {
     windows
         .iter()
         .max_by_key(|&(w, n)| (*n, *w))
