@@ -4,6 +4,7 @@
 //! policy only decides what to read on a swap-cache miss.
 
 mod engine;
+pub mod family;
 pub mod free;
 pub mod khugepaged;
 mod policies;
