@@ -3,7 +3,6 @@
 mod check;
 mod compare;
 mod doctor;
-mod guest;
 mod hist;
 mod info;
 mod metric_hist;
@@ -15,14 +14,13 @@ mod zap;
 pub use check::{check_text, vmstat_check, CheckRow};
 pub use compare::{compare, Comparison, COMPARED};
 pub use doctor::{doctor_json, doctor_text};
-pub use guest::{verify_guest_out, GuestVerdict};
 pub use hist::{CountTable, Log2Hist};
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};
 pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut, RA_WINDOW_TITLE};
 #[cfg(feature = "plot")]
 pub use plot::{compare_png, plot_all, zswap_png, PlotError};
 pub use replay_table::{
-    fidelity, kernel_counts, replay_json, replay_text, replayed_windows, window_columns_json,
+    fidelity, kernel_counts, mode, replay_json, replay_text, replayed_windows, window_columns_json,
     window_columns_text, KernelCounts,
 };
 pub use zap::{footprint_text, zap_spans, zap_text, ZapSpan};

@@ -1,0 +1,497 @@
+//! The claims of the exact-probe backends, checked against the guest's own
+//! counters in the traces of one kernel's `out/` directory.
+
+use super::library::{
+    free_latency, kernel_version, mode, ra_windows, read_trace, replay_free, replay_swapoff,
+    replay_zswap_text, window_columns_text, CountTable, During, FreeReplay, Loaded, Record,
+};
+use super::verdict::Verdict;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+fn delta(t: &Loaded, counter: &str) -> i64 {
+    t.vmstat_delta(counter).unwrap_or(0)
+}
+
+fn within(a: f64, b: f64, pct: f64) -> bool {
+    if b == 0.0 {
+        return a == 0.0;
+    }
+    ((a - b).abs() / b.abs()) * 100.0 <= pct
+}
+
+fn pct_err(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        0.0
+    } else {
+        (a - b).abs() * 100.0 / b.abs()
+    }
+}
+
+/// Indents every line of `text` as a figure under its section.
+fn figures(v: &mut Verdict, text: &str) {
+    for line in text.lines() {
+        v.note(format!("    {line}"));
+    }
+}
+
+/// Reads a trace and checks it is whole; None when it cannot be read.
+fn load(v: &mut Verdict, path: &Path) -> Option<Loaded> {
+    let what = format!("{} is complete and finalized", path.display());
+    match read_trace(path) {
+        Ok(t) => {
+            let detail = t
+                .problems
+                .iter()
+                .map(|p| p.to_string())
+                .chain(t.footer.is_none().then(|| "no footer".to_string()))
+                .collect::<Vec<_>>()
+                .join("\n");
+            v.check_with(t.footer.is_some() && t.problems.is_empty(), what, detail);
+            Some(t)
+        }
+        Err(e) => {
+            v.fail(what, e);
+            None
+        }
+    }
+}
+
+/// Backend that the trace header says filled `metric`.
+fn backend<'a>(t: &'a Loaded, metric: &str) -> Option<&'a str> {
+    t.header
+        .metrics
+        .iter()
+        .find(|m| m.metric == metric)
+        .and_then(|m| m.backend.as_deref())
+}
+
+/// Readahead calls and cache lookups of a trace, against its vmstat deltas.
+struct RaFigures {
+    windows: u64,
+    expected_windows: i64,
+    lookups: u64,
+    ra_hits: u64,
+    swap_ra_hit: i64,
+}
+
+fn ra_figures(t: &Loaded, during: During) -> RaFigures {
+    let windows = ra_windows(t, during)
+        .ok()
+        .and_then(|h| h.counts)
+        .map(|c| c.values().sum())
+        .unwrap_or(0);
+    let (mut lookups, mut ra_hits) = (0, 0);
+    for r in &t.records {
+        if let Record::CacheLookup { ra_hit, .. } = r {
+            lookups += 1;
+            ra_hits += *ra_hit as u64;
+        }
+    }
+    RaFigures {
+        windows,
+        // Each readahead reads its target plus swap_ra pages: calls = pswpin - swap_ra.
+        expected_windows: delta(t, "pswpin") + delta(t, "swpin_zero") - delta(t, "swap_ra"),
+        lookups,
+        ra_hits,
+        swap_ra_hit: delta(t, "swap_ra_hit"),
+    }
+}
+
+/// The doctor's choice: the exact probes where the kernel has their functions.
+fn doctor(v: &mut Verdict, out: &Path) {
+    v.note("doctor:");
+    let d = match std::fs::read_to_string(out.join("doctor/doctor.json"))
+        .map_err(|e| e.to_string())
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).map_err(|e| e.to_string()))
+    {
+        Ok(d) => d,
+        Err(e) => return v.fail("doctor/doctor.json", e),
+    };
+    let metrics = d["metrics"].as_array().cloned().unwrap_or_default();
+    for m in &metrics {
+        let name = m["metric"].as_str().unwrap_or("?");
+        let chosen = m["chosen"]["backend"].as_str().unwrap_or("-");
+        let attach = m["chosen"]["attach"].as_str().unwrap_or("NOT AVAILABLE");
+        v.note(format!("    {name:<18} {chosen:<11} {attach}"));
+        // A row rejected only because this build lacks it means the
+        // kernel has something we do not attach.
+        for r in m["rejected"].as_array().into_iter().flatten() {
+            let why: Vec<&str> = r["why_not"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|w| w.as_str())
+                .collect();
+            if why == ["not in this build yet"] {
+                v.note(format!(
+                    "    {:<18} (kernel has {}, not in this build)",
+                    "",
+                    r["attach"].as_str().unwrap_or("?")
+                ));
+            }
+        }
+    }
+    for want in ["ra-window", "swap-cache-hit", "free-latency"] {
+        let b = metrics
+            .iter()
+            .find(|m| m["metric"] == want)
+            .and_then(|m| m["chosen"]["backend"].as_str())
+            .unwrap_or("-");
+        v.check(
+            b == "fentry" || b == "kprobe",
+            format!("doctor: {want} by an exact probe (got {b})"),
+        );
+    }
+}
+
+/// The readahead window histogram during swapoff (the 5.8 swapoff
+/// readahead-statistics fix), and the walk replayed.
+fn swapoff(v: &mut Verdict, out: &Path) {
+    v.note("swapoff (seed 000):");
+    let Some(t) = load(v, &out.join("swapoff/swapoff.swt")) else {
+        return;
+    };
+    match ra_windows(&t, During::Swapoff) {
+        Ok(h) => figures(v, &h.text),
+        Err(e) => v.fail("swapoff: readahead window histogram", e),
+    }
+    let f = ra_figures(&t, During::All);
+    v.check(
+        within(f.windows as f64, f.expected_windows as f64, 2.0),
+        format!(
+            "swapoff: {} readahead windows vs pswpin+swpin_zero-swap_ra = {} ({:.2}% off)",
+            f.windows,
+            f.expected_windows,
+            pct_err(f.windows as f64, f.expected_windows as f64)
+        ),
+    );
+    v.check(
+        within(f.ra_hits as f64, f.swap_ra_hit as f64, 2.0),
+        format!(
+            "swapoff: {} readahead hits in {} swap-cache lookups vs swap_ra_hit {} ({:.2}% off)",
+            f.ra_hits,
+            f.lookups,
+            f.swap_ra_hit,
+            pct_err(f.ra_hits as f64, f.swap_ra_hit as f64)
+        ),
+    );
+    if let Ok(s) = std::fs::read_to_string(out.join("swapoff/swapoff.time")) {
+        v.note(format!("    swapoff took {} s", s.trim()));
+    }
+    if let Some(full) = load(v, &out.join("swapoff/full.swt")) {
+        swapoff_replay(v, &t, &full, f.windows);
+    }
+}
+
+/// The swapoff walk replayed from the swap-outs of `full` (the whole run)
+/// against the live windows and counters of `live` (the swapoff alone).
+fn swapoff_replay(v: &mut Verdict, live: &Loaded, full: &Loaded, live_windows: u64) {
+    let so = match replay_swapoff(full) {
+        Ok(so) => so,
+        Err(e) => return v.fail("swapoff replay", e),
+    };
+    let live_counts = ra_windows(live, During::Swapoff)
+        .ok()
+        .and_then(|h| h.counts);
+    let mut cols = Vec::new();
+    cols.extend(live_counts.clone().map(|c| ("live".to_string(), c)));
+    cols.extend(so.policies.iter().skip(1).cloned());
+    figures(v, &window_columns_text(&cols));
+    // Folios written out but still in the swap cache at swapoff are hits
+    // there, not reads; the trace cannot tell how many linger, so the
+    // totals are printed and the window's size and shape are checked.
+    let live_ra = delta(live, "swap_ra").max(0) as u64;
+    v.note(format!(
+        "    replayed walk: {} swap PTEs, {} windows, swap_ra {}; live: {live_windows} windows, swap_ra {live_ra}",
+        so.ptes, so.windows, so.swap_ra
+    ));
+    let per = |ra: u64, w: u64| (ra + w) as f64 / w.max(1) as f64;
+    let (mean_model, mean_live) = (per(so.swap_ra, so.windows), per(live_ra, live_windows));
+    v.check(
+        within(mean_model, mean_live, 5.0) && so.windows > 0,
+        format!(
+            "swapoff replayed through `cluster`: {mean_model:.2} pages per window vs live {mean_live:.2} ({:.2}% off)",
+            pct_err(mean_model, mean_live)
+        ),
+    );
+    let live_mode = live_counts.as_ref().and_then(mode);
+    let model_mode = so.policies.first().and_then(|(_, w)| mode(w));
+    v.check(
+        live_mode.is_some() && live_mode == model_mode,
+        format!(
+            "swapoff replayed through `cluster`: window mode {model_mode:?} vs live {live_mode:?}"
+        ),
+    );
+}
+
+/// Swap-out pages recorded against nr_vmscan_write (pageout() writes).
+fn swap_out_check(v: &mut Verdict, t: &Loaded, what: &str) {
+    let pages: u64 = t
+        .records
+        .iter()
+        .map(|r| match r {
+            Record::SwapOut { nr, .. } => *nr as u64,
+            _ => 0,
+        })
+        .sum();
+    let want = delta(t, "nr_vmscan_write");
+    v.check(
+        within(pages as f64, want as f64, 2.0),
+        format!(
+            "{what}: {pages} swap-out pages vs nr_vmscan_write {want} ({:.2}% off)",
+            pct_err(pages as f64, want as f64)
+        ),
+    );
+}
+
+/// The batch-free policies (unsorted, sorted, per-device) on `t`'s batches.
+fn free_replay(v: &mut Verdict, t: &Loaded) -> Option<FreeReplay> {
+    match replay_free(t) {
+        Ok(m) => {
+            for line in m.text.lines().take_while(|l| !l.starts_with('[')) {
+                v.note(format!("    {line}"));
+            }
+            Some(m)
+        }
+        Err(e) => {
+            v.fail("free replay", e);
+            None
+        }
+    }
+}
+
+/// Free batches with their latency and devices (sorted swap-entry freeing).
+fn free(v: &mut Verdict, out: &Path) {
+    v.note("free (seed 001):");
+    if let Some(t) = load(v, &out.join("free/free.swt")) {
+        let mut runs = CountTable::new("device runs per batch");
+        let (mut batches, mut mixed) = (0u64, 0u64);
+        let mut devices = BTreeSet::new();
+        for r in &t.records {
+            if let Record::FreeBatch { entries, .. } = r {
+                batches += 1;
+                let devs: BTreeSet<u8> = entries.iter().map(|e| e.dev).collect();
+                mixed += (devs.len() > 1) as u64;
+                devices.extend(devs);
+                let changes = entries.windows(2).filter(|w| w[0].dev != w[1].dev).count();
+                runs.add(changes as u64 + 1, 1);
+            }
+        }
+        if let Ok(h) = free_latency(&t) {
+            figures(v, &h.text);
+        }
+        figures(v, &runs.to_string());
+        v.check(
+            batches > 0,
+            format!("free: {batches} swapcache_free_entries batches with latencies"),
+        );
+        // The slots cache hands out entries per device in runs of 64, so
+        // whether one batch straddles two devices depends on alignment.
+        v.check(
+            devices.len() > 1,
+            format!(
+                "free: the batches name entries of {} swap devices ({mixed} batches mix them)",
+                devices.len()
+            ),
+        );
+        if let Ok(s) = std::fs::read_to_string(out.join("free/free.time")) {
+            v.note(format!("    exit (memory freeing) took {} s", s.trim()));
+        }
+        // Sorting by device cuts lock round trips on interleaved devices; on
+        // one device (the fentry run) it changes nothing.
+        if let Some(m) = free_replay(v, &t) {
+            v.check(
+                mixed == 0 || m.sorted.locks < m.unsorted.locks,
+                format!(
+                    "free replay, two devices: sorted {} lock acquisitions vs unsorted {} ({} per-device)",
+                    m.sorted.locks, m.unsorted.locks, m.per_device.locks
+                ),
+            );
+        }
+    }
+    if let Some(t) = load(v, &out.join("fentry/fentry.swt")) {
+        if let Some(m) = free_replay(v, &t) {
+            v.check(
+                m.sorted.locks == m.unsorted.locks && m.unsorted.locks == m.unsorted.batches,
+                format!(
+                    "free replay, one device: sorted {} = unsorted {} = batches {}",
+                    m.sorted.locks, m.unsorted.locks, m.unsorted.batches
+                ),
+            );
+        }
+    }
+}
+
+/// zswap stores, loads and writebacks against the zswap counters.
+fn zswap(v: &mut Verdict, out: &Path) {
+    v.note("zswap (seed 003):");
+    let path = out.join("zswap/zswap.swt");
+    if !path.exists() {
+        return v.fail("zswap: no zswap/zswap.swt", "see zswap/steps.txt");
+    }
+    let Some(t) = load(v, &path) else {
+        return;
+    };
+    swap_out_check(v, &t, "zswap");
+    let (mut stored, mut rejected, mut found, mut missed, mut wb) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    for r in &t.records {
+        match r {
+            Record::ZswapOp {
+                load: false, ok, ..
+            } => {
+                stored += *ok as u64;
+                rejected += !*ok as u64;
+            }
+            Record::ZswapOp { load: true, ok, .. } => {
+                found += *ok as u64;
+                missed += !*ok as u64;
+            }
+            Record::ZswapWriteback { nr, .. } => wb += *nr as u64,
+            _ => {}
+        }
+    }
+    v.note(format!(
+        "    zswap_store: {stored} stored, {rejected} rejected; zswap_load: {found} found, {missed} read from disk; {wb} written back"
+    ));
+    let ver = kernel_version(&t.header.kernel_release);
+    for (what, got, counter) in [
+        ("stores accepted", stored, "zswpout"),
+        ("loads found", found, "zswpin"),
+        ("loads from disk", missed, "pswpin"),
+        ("writebacks", wb, "zswpwb"),
+    ] {
+        // Before 6.6 frontswap asks zswap only for pages it holds, and
+        // there is no ZSWPWB counter to compare with.
+        if (counter == "pswpin" && ver < (6, 6)) || !t.header.vmstat_start.contains_key(counter) {
+            v.note(format!(
+                "    ({what}: no {counter} to compare with on {}.{})",
+                ver.0, ver.1
+            ));
+            continue;
+        }
+        let want = delta(&t, counter);
+        v.check(
+            within(got as f64, want as f64, 2.0),
+            format!(
+                "zswap: {what} {got} vs {counter} {want} ({:.2}% off)",
+                pct_err(got as f64, want as f64)
+            ),
+        );
+    }
+    // The dynamic shrinker is 6.8+; before, only a full pool writes back.
+    if ver >= (6, 8) {
+        v.check(
+            wb > 0,
+            format!("zswap: the shrinker wrote back ({wb} pages)"),
+        );
+    }
+    match replay_zswap_text(&t) {
+        Ok(text) => figures(v, &text),
+        Err(e) => v.fail("zswap replay", e),
+    }
+}
+
+/// fentry vs kprobe: each captures the kernel's own counts, and both agree.
+fn fentry_vs_kprobe(v: &mut Verdict, out: &Path) {
+    v.note("fentry vs kprobe:");
+    let fe = load(v, &out.join("fentry/fentry.swt"));
+    let kp = load(v, &out.join("kprobe/kprobe.swt"));
+    let (Some(fe), Some(kp)) = (fe, kp) else {
+        return;
+    };
+    let (a, b) = (ra_figures(&fe, During::All), ra_figures(&kp, During::All));
+    for (name, t, f) in [("fentry", &fe, &a), ("kprobe", &kp, &b)] {
+        v.note(format!(
+            "    {name}: ra-window by {}, {} windows (expected {}), {} lookups, {} ra hits (swap_ra_hit {})",
+            backend(t, "ra-window").unwrap_or("-"),
+            f.windows,
+            f.expected_windows,
+            f.lookups,
+            f.ra_hits,
+            f.swap_ra_hit
+        ));
+    }
+    v.check(
+        backend(&fe, "ra-window") == Some("fentry") && backend(&kp, "ra-window") == Some("kprobe"),
+        "fentry run used fentry, kprobe run used kprobes",
+    );
+    swap_out_check(v, &fe, "fentry");
+    swap_out_check(v, &kp, "kprobe");
+    // The runs differ (timing), so each is held to its own kernel counters,
+    // and the two capture ratios must agree within 2%.
+    let ra = |f: &RaFigures| f.windows as f64 / f.expected_windows.max(1) as f64;
+    let hit = |f: &RaFigures| f.ra_hits as f64 / f.swap_ra_hit.max(1) as f64;
+    v.check(
+        within(ra(&b), ra(&a), 2.0) && within(ra(&a), 1.0, 2.0),
+        format!(
+            "windows captured: fentry {:.4}, kprobe {:.4} of the kernel's",
+            ra(&a),
+            ra(&b)
+        ),
+    );
+    v.check(
+        within(hit(&b), hit(&a), 2.0) && within(hit(&a), 1.0, 2.0),
+        format!(
+            "readahead hits captured: fentry {:.4}, kprobe {:.4} of swap_ra_hit",
+            hit(&a),
+            hit(&b)
+        ),
+    );
+    for (name, t) in [("fentry", &fe), ("kprobe", &kp)] {
+        let (mut major, mut read) = (0u64, 0u64);
+        for r in &t.records {
+            if let Record::SwapFault {
+                major: m,
+                pages_read,
+                ..
+            } = r
+            {
+                major += *m as u64;
+                read += *pages_read as u64;
+            }
+        }
+        let (pgmaj, pswpin) = (
+            delta(t, "pgmajfault"),
+            delta(t, "pswpin") + delta(t, "swpin_zero"),
+        );
+        v.check(
+            within(major as f64, pgmaj as f64, 2.0) && within(read as f64, pswpin as f64, 2.0),
+            format!(
+                "{name}: swap faults by {}: {major} major vs pgmajfault {pgmaj}, {read} pages read vs pswpin+swpin_zero {pswpin}",
+                backend(t, "swap-fault").unwrap_or("-")
+            ),
+        );
+    }
+}
+
+/// Both backends attached to the same run: the same counts.
+fn same_run(v: &mut Verdict, out: &Path) {
+    v.note("fentry and kprobe on the same run:");
+    let fe = load(v, &out.join("both/fentry.swt"));
+    let kp = load(v, &out.join("both/kprobe.swt"));
+    let (Some(fe), Some(kp)) = (fe, kp) else {
+        return;
+    };
+    let count = |t: &Loaded, kind: &str| t.records.iter().filter(|r| r.kind_name() == kind).count();
+    for kind in ["ra_window", "cache_lookup", "swap_fault", "free_batch"] {
+        let (a, b) = (count(&fe, kind), count(&kp, kind));
+        v.check(
+            a > 0 && within(b as f64, a as f64, 2.0),
+            format!(
+                "{kind}: fentry {a}, kprobe {b} ({:.2}% apart)",
+                pct_err(b as f64, a as f64)
+            ),
+        );
+    }
+}
+
+/// Checks every claim on the traces in `out` (one kernel's `out/`).
+pub fn check_claims(v: &mut Verdict, out: &Path) {
+    doctor(v, out);
+    swapoff(v, out);
+    free(v, out);
+    zswap(v, out);
+    fentry_vs_kprobe(v, out);
+    same_run(v, out);
+}

@@ -1,0 +1,133 @@
+//! Every call of the checks into the swaptrace library, in one place: the
+//! rest of `guest/` names no `swaptrace::` path.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub use swaptrace::report::{mode, window_columns_text, CountTable, During};
+pub use swaptrace::trace::{Loaded, Record};
+
+/// The recording kernel's (major, minor).
+pub fn kernel_version(release: &str) -> (u32, u32) {
+    swaptrace::probe::kernel_version(release)
+}
+
+pub fn read_trace(path: &Path) -> Result<Loaded, String> {
+    swaptrace::trace::read_trace(path).map_err(|e| e.to_string())
+}
+
+/// A histogram of a trace: its text and, for a count table, the counts.
+pub struct Hist {
+    pub text: String,
+    pub counts: Option<BTreeMap<u64, u64>>,
+}
+
+fn hist(t: &Loaded, metric: swaptrace::report::HistMetric, during: During) -> Result<Hist, String> {
+    let h = swaptrace::report::histogram(t, metric, during).map_err(|e| e.to_string())?;
+    Ok(Hist {
+        text: h.text(),
+        counts: h.count.map(|c| c.counts),
+    })
+}
+
+/// Readahead windows (`swapin_nr_pages()` returns).
+pub fn ra_windows(t: &Loaded, during: During) -> Result<Hist, String> {
+    hist(t, swaptrace::report::HistMetric::RaWindow, during)
+}
+
+/// `swapcache_free_entries()` latencies.
+pub fn free_latency(t: &Loaded) -> Result<Hist, String> {
+    hist(t, swaptrace::report::HistMetric::FreeLatency, During::All)
+}
+
+/// The swapoff walk replayed through `cluster` and its two variants.
+pub struct SwapoffReplay {
+    /// Swap PTEs the walk of the first policy (`cluster`) visited.
+    pub ptes: u64,
+    pub swap_ra: u64,
+    pub windows: u64,
+    /// Per policy, `cluster` first: its windows during swapoff.
+    pub policies: Vec<(String, BTreeMap<u64, u64>)>,
+}
+
+/// Replays the swap-outs of `full` (the whole run) with a swapoff walk.
+pub fn replay_swapoff(full: &Loaded) -> Result<SwapoffReplay, String> {
+    use swaptrace::replay::{policy_by_name, replay_all, ReplayInput};
+    let input =
+        ReplayInput::from_trace(full, full.header.memory_pages()).map_err(|e| e.to_string())?;
+    let policies: Vec<_> = ["cluster", "cluster-swapoff-fix", "cluster-no-swapoff-fix"]
+        .iter()
+        .filter_map(|n| policy_by_name(n, &input).ok())
+        .collect();
+    let results = replay_all(&input, policies);
+    let so = results
+        .first()
+        .and_then(|m| m.swapoff.as_ref())
+        .ok_or("no swapoff walk in full.swt")?;
+    Ok(SwapoffReplay {
+        ptes: so.ptes,
+        swap_ra: so.swap_ra,
+        windows: so.windows.values().sum(),
+        policies: results
+            .iter()
+            .map(|m| {
+                (
+                    m.policy.clone(),
+                    swaptrace::report::replayed_windows(m, During::Swapoff),
+                )
+            })
+            .collect(),
+    })
+}
+
+/// The zswap policies replayed on `t`: the comparison table.
+pub fn replay_zswap_text(t: &Loaded) -> Result<String, String> {
+    use swaptrace::replay::zswap::{
+        replay_zswap, zswap_text, ZswapInput, ZswapParams, ZswapPolicy,
+    };
+    let input = ZswapInput::from_loaded(t).map_err(|e| e.to_string())?;
+    let m = replay_zswap(&input, &ZswapPolicy::all(), &ZswapParams::from_trace(t));
+    Ok(zswap_text(&input.live, &m))
+}
+
+/// Lock acquisitions of one batch-free policy.
+#[derive(Clone, Copy, Debug)]
+pub struct FreeLocks {
+    pub batches: u64,
+    pub locks: u64,
+}
+
+/// The batch-free policies replayed on `t`'s batches.
+pub struct FreeReplay {
+    pub text: String,
+    pub unsorted: FreeLocks,
+    pub sorted: FreeLocks,
+    pub per_device: FreeLocks,
+}
+
+pub fn replay_free(t: &Loaded) -> Result<FreeReplay, String> {
+    use swaptrace::replay::free::{
+        free_text, replay_free, FreeCost, FreeInput, FreePolicy, LiveFree,
+    };
+    let input = FreeInput::from_loaded(t).map_err(|e| e.to_string())?;
+    let policies = [
+        FreePolicy::Unsorted,
+        FreePolicy::Sorted,
+        FreePolicy::PerDevice,
+    ];
+    let m = replay_free(&input, &policies, FreeCost::default());
+    let locks = |i: usize| {
+        m.get(i)
+            .map(|f| FreeLocks {
+                batches: f.batches,
+                locks: f.locks,
+            })
+            .ok_or_else(|| format!("no result for {:?}", policies[i]))
+    };
+    Ok(FreeReplay {
+        text: free_text(&LiveFree::from_input(&input), &m),
+        unsorted: locks(0)?,
+        sorted: locks(1)?,
+        per_device: locks(2)?,
+    })
+}

@@ -1,0 +1,176 @@
+//! Host tools: qemu from bookworm-backports through a private APT_CONFIG,
+//! the packages that build the initramfs, and the static (musl) swaptrace.
+
+use super::{log, mkdir};
+use crate::cmd::{capture, installed, output, root, run};
+use anyhow::{ensure, Context, Result};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const MUSL: &str = "x86_64-unknown-linux-musl";
+/// Host packages from the normal sources: (package, file it provides).
+const HOST_PACKAGES: &[(&str, &str)] = &[
+    ("busybox-static", "/bin/busybox"),
+    ("musl-tools", "/usr/bin/musl-gcc"),
+    ("cpio", "/usr/bin/cpio"),
+    ("xz-utils", "/usr/bin/xz"),
+    ("kmod", "/sbin/depmod"),
+];
+
+pub fn install_tools(base: &Path) -> Result<()> {
+    if output(Command::new("qemu-system-x86_64").arg("--version")).is_some() {
+        log("qemu-system-x86_64: present");
+    } else {
+        log("installing qemu-system-x86 from bookworm-backports (private APT_CONFIG)");
+        let conf = backports_apt_config(base)?;
+        run(Command::new("apt-get")
+            .args(["update", "-q"])
+            .env("APT_CONFIG", &conf))?;
+        run(Command::new("apt-get")
+            .args(["install", "-y", "-q", "--no-install-recommends"])
+            .args(["-t", "bookworm-backports", "qemu-system-x86"])
+            .env("APT_CONFIG", &conf)
+            .env("DEBIAN_FRONTEND", "noninteractive"))?;
+        output(Command::new("qemu-system-x86_64").arg("--version"))
+            .context("qemu-system-x86_64 --version still fails after installing qemu-system-x86")?;
+    }
+    let missing: Vec<&str> = HOST_PACKAGES
+        .iter()
+        .filter(|(p, f)| !installed(p) && !Path::new(f).exists())
+        .map(|(p, _)| *p)
+        .collect();
+    if missing.is_empty() {
+        log("busybox-static, musl-tools, cpio, xz-utils, kmod: present");
+    } else {
+        log(format!("installing {}", missing.join(", ")));
+        let install = |update: bool| -> Result<()> {
+            if update {
+                run(Command::new("apt-get").args(["update", "-q"]))?;
+            }
+            run(Command::new("apt-get")
+                .args(["install", "-y", "-q", "--no-install-recommends"])
+                .args(&missing)
+                .env("DEBIAN_FRONTEND", "noninteractive"))
+        };
+        // Try with the current lists first; refresh them only if that fails.
+        if install(false).is_err() {
+            install(true)?;
+        }
+    }
+    let targets =
+        output(Command::new("rustup").args(["target", "list", "--installed"])).unwrap_or_default();
+    if targets.lines().any(|l| l.trim() == MUSL) {
+        log(format!("rustup target {MUSL}: present"));
+    } else {
+        run(Command::new("rustup").args(["target", "add", MUSL]))?;
+    }
+    Ok(())
+}
+
+/// The bookworm stanza of a deb822 sources file: (URIs, Signed-By, Suites).
+fn bookworm_source(deb822: &str) -> Option<(String, String, String)> {
+    deb822.split("\n\n").find_map(|stanza| {
+        let field = |name: &str| {
+            stanza.lines().find_map(|l| {
+                l.strip_prefix(name)
+                    .and_then(|r| r.strip_prefix(':'))
+                    .map(|v| v.trim().to_string())
+            })
+        };
+        let suites = field("Suites")?;
+        suites
+            .split_whitespace()
+            .any(|s| s == "bookworm")
+            .then_some(())?;
+        Some((field("URIs")?, field("Signed-By")?, suites))
+    })
+}
+
+/// Writes the private APT config: one deb822 source with the machine's
+/// bookworm URIs and keyring plus bookworm-backports (qemu's libraries come
+/// from bookworm itself), own lists; /etc/apt stays untouched.
+fn backports_apt_config(base: &Path) -> Result<PathBuf> {
+    let dir = base.join("apt");
+    let parts = dir.join("sources.list.d");
+    let lists = dir.join("lists");
+    mkdir(&parts)?;
+    mkdir(&lists.join("partial"))?;
+    let sys = Path::new("/etc/apt/sources.list.d/debian.sources");
+    let text = fs::read_to_string(sys).with_context(|| format!("reading {}", sys.display()))?;
+    let (uris, keyring, suites) = bookworm_source(&text).with_context(|| {
+        format!(
+            "no bookworm stanza with URIs and Signed-By in {}",
+            sys.display()
+        )
+    })?;
+    fs::write(
+        parts.join("bookworm-backports.sources"),
+        format!(
+            "Types: deb\nURIs: {uris}\nSuites: {suites} bookworm-backports\nComponents: main\nSigned-By: {keyring}\n"
+        ),
+    )
+    .context("writing the backports source")?;
+    let conf = dir.join("apt.conf");
+    fs::write(
+        &conf,
+        format!(
+            "Dir::Etc::SourceParts \"{}\";\nDir::Etc::SourceList \"/dev/null\";\nDir::State::Lists \"{}\";\n",
+            parts.display(),
+            lists.display()
+        ),
+    )
+    .with_context(|| format!("writing {}", conf.display()))?;
+    Ok(conf)
+}
+
+/// The static binary; it also reads the traces back on the host, so the
+/// checks use the very code that wrote them.
+pub fn static_swaptrace() -> PathBuf {
+    root().join(format!("target/{MUSL}/release/swaptrace"))
+}
+
+pub fn build_swaptrace() -> Result<PathBuf> {
+    log(format!("building a static swaptrace ({MUSL})"));
+    run(Command::new("cargo")
+        .args(["build", "--release", "--target", MUSL, "-p", "swaptrace"])
+        // No charts in the guest: plotting needs fontconfig, absent for musl.
+        .args(["--no-default-features", "--features", "live"])
+        .env("CC_x86_64_unknown_linux_musl", "musl-gcc"))?;
+    let bin = static_swaptrace();
+    let kind = capture(Command::new("file").arg("-L").arg(&bin))?;
+    ensure!(
+        kind.contains("statically linked") || kind.contains("static-pie linked"),
+        "{} is not static: {}",
+        bin.display(),
+        kind.trim()
+    );
+    Ok(bin)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bookworm_source;
+
+    #[test]
+    fn finds_the_bookworm_stanza() {
+        let text = "Types: deb\nURIs: http://deb.debian.org/debian\nSuites: trixie\n\
+                    Components: main\nSigned-By: /a.gpg\n\n\
+                    Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm bookworm-updates\n\
+                    Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n";
+        assert_eq!(
+            bookworm_source(text),
+            Some((
+                "http://deb.debian.org/debian".into(),
+                "/usr/share/keyrings/debian-archive-keyring.gpg".into(),
+                "bookworm bookworm-updates".into()
+            ))
+        );
+        // bookworm-security alone is not bookworm; no Signed-By, no stanza.
+        assert_eq!(
+            bookworm_source("URIs: x\nSuites: bookworm-security\nSigned-By: k\n"),
+            None
+        );
+        assert_eq!(bookworm_source("URIs: x\nSuites: bookworm\n"), None);
+    }
+}
