@@ -3,7 +3,7 @@
 //! Prints fault events per second per policy and the peak RSS.
 
 use std::time::Instant;
-use swaptrace::replay::{policy_by_name, replay, InputBuilder};
+use swaptrace::replay::readahead::{policy_by_name, replay, InputBuilder};
 use swaptrace::synth::{generate, SynthSpec};
 
 fn peak_rss_kib() -> u64 {

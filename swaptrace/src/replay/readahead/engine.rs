@@ -1,0 +1,440 @@
+//! The replay engine: swap space, swap cache and metrics; a policy decides
+//! only what a swap-cache miss reads. It knows policies by their trait.
+
+use super::error::ReplayError;
+use super::input::{Event, ReplayInput, SwapoffMode};
+use super::metrics::{Metrics, SwapoffMetrics};
+use super::policy::{FaultCtx, Policy};
+use super::space::{
+    leaf_start, pack, unpack, Cache, PageTable, Slot, SlotTable, SwapView, PMD_PAGES,
+};
+use crate::trace::SwapEntry;
+use std::collections::VecDeque;
+
+struct Model<'a> {
+    input: &'a ReplayInput,
+    slots: SlotTable,
+    /// Each page's last swap entry (its PTE while swapped out).
+    pages: PageTable,
+    /// Resident swap-backed pages, oldest first (stale generations skipped).
+    lru: VecDeque<LruItem>,
+    resident: usize,
+    gen: u32,
+    m: Metrics,
+    /// Entries read by the current miss (reused).
+    io: Vec<SwapEntry>,
+    /// Window counts up to 64 pages (the common case, kept out of the map).
+    small_windows: [u64; 65],
+    /// Inside a swapoff walk: the counters also go to `so`.
+    in_swapoff: bool,
+    so: SwapoffMetrics,
+}
+
+/// An LRU position: the slot and the generation that made it current.
+#[derive(Clone, Copy)]
+struct LruItem {
+    entry: u64,
+    gen: u32,
+}
+
+/// How far ahead the replay loop prefetches events' slots and PTE leaves,
+/// and reclaim its LRU's slots (most LRU items are stale and cost only the
+/// check): enough to overlap cache misses, few enough to stay in L1
+/// (measured with `cargo bench --bench replay`).
+const PREFETCH_EVENTS: usize = 16;
+const PREFETCH_LRU: usize = 32;
+
+impl Model<'_> {
+    fn next_gen(&mut self, e: SwapEntry) -> u32 {
+        self.gen = self.gen.wrapping_add(1);
+        self.lru.push_back(LruItem {
+            entry: pack(e),
+            gen: self.gen,
+        });
+        self.gen
+    }
+
+    /// Prefetches what handling `ev` will touch first.
+    #[inline]
+    fn prefetch_event(&self, ev: &Event) {
+        match *ev {
+            Event::Fault { entry, .. } => self.slots.prefetch(&entry),
+            Event::Out {
+                mm, vpage, entry, ..
+            } => {
+                self.slots.prefetch(&entry);
+                self.pages.prefetch(mm, vpage);
+            }
+            Event::Swapoff { .. } => {}
+        }
+    }
+
+    fn out(&mut self, mm: u32, vpage: u64, entry: SwapEntry, zero: bool) {
+        // The page's previous slot, if another, was freed when it was dirtied.
+        if let Some(old) = self.pages.insert((mm, vpage), entry) {
+            if old != entry {
+                self.drop_slot(old);
+            }
+        }
+        if let Some(s) = self.slots.get(&entry) {
+            if (s.mm, s.vpage) != (mm, vpage) {
+                self.pages.remove(&(s.mm, s.vpage));
+            }
+        }
+        self.drop_slot(entry);
+        self.slots.insert(
+            entry,
+            Slot {
+                mm,
+                vpage,
+                zero,
+                cache: Cache::No,
+            },
+        );
+    }
+
+    fn drop_slot(&mut self, e: SwapEntry) {
+        if let Some(s) = self.slots.remove(&e) {
+            if s.cache.resident() {
+                self.resident -= 1;
+            }
+        }
+    }
+
+    fn fault(&mut self, f: FaultCtx, policy: &mut dyn Policy, scratch: &mut Vec<SwapEntry>) {
+        self.m.faults += 1;
+        let slot = match self.slots.get(&f.entry) {
+            Some(s) => *s,
+            None => {
+                // A swap-out the trace missed: the fault tells the slot's page.
+                let s = Slot {
+                    mm: f.mm,
+                    vpage: f.vpage,
+                    zero: false,
+                    cache: Cache::No,
+                };
+                self.slots.insert(f.entry, s);
+                if let Some(old) = self.pages.insert((f.mm, f.vpage), f.entry) {
+                    if old != f.entry {
+                        self.drop_slot(old);
+                    }
+                }
+                s
+            }
+        };
+        match slot.cache {
+            Cache::Unused { ra, ts, .. } => {
+                self.cache_hit(&f, ra, ts, policy);
+                return;
+            }
+            Cache::Mapped { .. } => {
+                // A fault on a page the model holds mapped: the kernel dropped
+                // it; the model's memory is too large. Count it as a miss.
+                self.resident -= 1;
+                if let Some(s) = self.slots.get_mut(&f.entry) {
+                    s.cache = Cache::No;
+                }
+            }
+            Cache::No => {}
+        }
+        self.m.pgmajfault += 1;
+        self.read_around(&f, policy, scratch);
+        self.evict();
+    }
+
+    /// `swap_cache_get_folio()` found the page; `swap_update_readahead()`
+    /// accounts a hit on a readahead page.
+    fn cache_hit(&mut self, f: &FaultCtx, ra: bool, ra_ts: u64, policy: &mut dyn Policy) {
+        let gen = self.next_gen(f.entry);
+        if let Some(s) = self.slots.get_mut(&f.entry) {
+            s.cache = Cache::Mapped {
+                gen,
+                referenced: true,
+            };
+        }
+        if ra {
+            self.m.swap_ra_hit += 1;
+            self.so.swap_ra_hit += self.in_swapoff as u64;
+            self.m.timeliness_ns += f.ts.saturating_sub(ra_ts);
+        }
+        policy.on_hit(f, ra);
+    }
+
+    /// `swapin_readahead()`: the policy's window around `f`, read into the
+    /// swap cache, and the faulting page mapped (read too unless cached).
+    fn read_around(&mut self, f: &FaultCtx, policy: &mut dyn Policy, scratch: &mut Vec<SwapEntry>) {
+        scratch.clear();
+        let view = SwapView {
+            slots: &self.slots,
+            pages: &self.pages,
+            dev_max: &self.input.dev_max,
+        };
+        let window = policy.readahead(f, &view, scratch);
+        if self.in_swapoff {
+            *self.so.windows.entry(window).or_default() += 1;
+        }
+        match self.small_windows.get_mut(window as usize) {
+            Some(n) => *n += 1,
+            None => *self.m.windows.entry(window).or_default() += 1,
+        }
+        let mut io = std::mem::take(&mut self.io);
+        io.clear();
+        let (mut ra, mut zero) = (0, 0);
+        for &e in scratch.iter() {
+            if e == f.entry {
+                continue;
+            }
+            // __read_swap_cache_async(): only allocated slots not in the cache.
+            let Some(s) = self.slots.get(&e).copied() else {
+                continue;
+            };
+            if s.cache.resident() {
+                continue;
+            }
+            let gen = self.next_gen(e);
+            if let Some(s) = self.slots.get_mut(&e) {
+                s.cache = Cache::Unused {
+                    ra: true,
+                    ts: f.ts,
+                    gen,
+                };
+            }
+            // In memory now: its PTE (if swapped) stays a swap entry until faulted.
+            if s.zero {
+                zero += 1;
+            } else {
+                io.push(e);
+            }
+            ra += 1;
+            self.resident += 1;
+        }
+        // The faulting page itself.
+        let gen = self.next_gen(f.entry);
+        if let Some(s) = self.slots.get_mut(&f.entry) {
+            if !s.cache.resident() {
+                if s.zero {
+                    zero += 1;
+                } else {
+                    io.push(f.entry);
+                }
+                self.resident += 1;
+            }
+            s.cache = Cache::Mapped {
+                gen,
+                referenced: true,
+            };
+        }
+        // One request per run of contiguous offsets (the plugged reads merge).
+        io.sort_unstable();
+        let requests = io
+            .iter()
+            .enumerate()
+            .filter(|&(i, e)| i == 0 || io[i - 1].dev != e.dev || io[i - 1].offset + 1 != e.offset)
+            .count() as u64;
+        let read = io.len() as u64;
+        self.m.swap_ra += ra;
+        self.m.swpin_zero += zero;
+        self.m.pswpin += read;
+        self.m.io_requests += requests;
+        if self.in_swapoff {
+            self.so.swap_ra += ra;
+            self.so.swpin_zero += zero;
+            self.so.pswpin += read;
+            self.so.io_requests += requests;
+        }
+        self.io = io;
+    }
+
+    /// `try_to_unuse()` for device `dev`: each address space's swap PTEs of
+    /// that device in address order (`unuse_mm()` → `unuse_pte_range()`),
+    /// address spaces in the order first seen (the kernel's mmlist). What a
+    /// page already in the swap cache does: [`SwapoffMode`].
+    fn swapoff(&mut self, ts: u64, dev: u8, policy: &mut dyn Policy, scratch: &mut Vec<SwapEntry>) {
+        let mode = policy.swapoff_mode();
+        self.in_swapoff = true;
+        for key in self.pages.leaf_keys() {
+            for i in 0..PMD_PAGES {
+                let Some(entry) = self.pages.leaf_entry(key, i) else {
+                    break;
+                };
+                let Some(entry) = entry.filter(|e| e.dev == dev) else {
+                    continue;
+                };
+                let (mm, first) = leaf_start(key);
+                let vpage = first + i;
+                let Some(slot) = self.slots.get(&entry).copied() else {
+                    continue;
+                };
+                // A present PTE (mapped), or a slot reused by another page.
+                if (slot.mm, slot.vpage) != (mm, vpage)
+                    || !matches!(slot.cache, Cache::No | Cache::Unused { .. })
+                {
+                    continue;
+                }
+                self.pages.remove(&(mm, vpage));
+                let f = FaultCtx {
+                    ts,
+                    mm,
+                    vpage,
+                    entry,
+                };
+                self.so.ptes += 1;
+                match (slot.cache, mode) {
+                    (Cache::No, _) | (_, SwapoffMode::Readahead) => {
+                        self.read_around(&f, policy, scratch)
+                    }
+                    (Cache::Unused { ra, ts, .. }, SwapoffMode::LookupStats) => {
+                        self.cache_hit(&f, ra, ts, policy)
+                    }
+                    _ => {}
+                }
+                // Mapped again: anonymous memory, no longer the device's.
+                self.drop_slot(entry);
+                self.evict();
+            }
+        }
+        // Whatever is left of the device (readahead never used) goes.
+        if let Some(slots) = self.slots.devs.get_mut(dev as usize) {
+            let resident = slots
+                .iter()
+                .filter(|s| s.is_some_and(|s| s.cache.resident()))
+                .count();
+            self.resident -= resident;
+            slots.clear();
+        }
+        self.in_swapoff = false;
+    }
+
+    /// Beyond capacity, reclaim scans resident pages oldest first, as the
+    /// kernel's LRU does (`shrink_folio_list()`): a mapped page that was
+    /// referenced gets a second chance, an unused readahead page goes.
+    fn evict(&mut self) {
+        while self.resident > self.input.memory_pages {
+            if let Some(e) = self.lru.get(PREFETCH_LRU).and_then(|n| unpack(n.entry)) {
+                self.slots.prefetch(&e);
+            }
+            let Some(item) = self.lru.pop_front() else {
+                break;
+            };
+            let (Some(e), gen) = (unpack(item.entry), item.gen) else {
+                continue;
+            };
+            let Some(s) = self.slots.get(&e).copied() else {
+                continue;
+            };
+            if s.cache.gen() != Some(gen) {
+                continue;
+            }
+            if let Cache::Mapped {
+                referenced: true, ..
+            } = s.cache
+            {
+                let gen = self.next_gen(e);
+                if let Some(s) = self.slots.get_mut(&e) {
+                    s.cache = Cache::Mapped {
+                        gen,
+                        referenced: false,
+                    };
+                }
+                continue;
+            }
+            let Some(s) = self.slots.get_mut(&e) else {
+                continue;
+            };
+            if let Cache::Unused { ra, .. } = s.cache {
+                self.m.pollution += ra as u64;
+            }
+            // Its PTE holds the swap entry again (the page table kept it).
+            s.cache = Cache::No;
+            self.resident -= 1;
+        }
+    }
+}
+
+/// Replays `input` through `policy`.
+pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {
+    let mut model = Model {
+        input,
+        slots: SlotTable::default(),
+        pages: PageTable::default(),
+        io: Vec::new(),
+        small_windows: [0; 65],
+        in_swapoff: false,
+        so: SwapoffMetrics::default(),
+        lru: VecDeque::new(),
+        resident: 0,
+        gen: 0,
+        m: Metrics {
+            policy: policy.name(),
+            ..Metrics::default()
+        },
+    };
+    let mut scratch = Vec::with_capacity(64);
+    let mut swapoffs = 0;
+    for (i, ev) in input.events.iter().enumerate() {
+        if let Some(ahead) = input.events.get(i + PREFETCH_EVENTS) {
+            model.prefetch_event(ahead);
+        }
+        match *ev {
+            Event::Out {
+                mm,
+                vpage,
+                entry,
+                zero,
+                ..
+            } => model.out(mm, vpage, entry, zero),
+            Event::Fault {
+                ts,
+                mm,
+                vpage,
+                entry,
+            } => model.fault(
+                FaultCtx {
+                    ts,
+                    mm,
+                    vpage,
+                    entry,
+                },
+                policy,
+                &mut scratch,
+            ),
+            Event::Swapoff { ts, dev } => {
+                model.swapoff(ts, dev, policy, &mut scratch);
+                swapoffs += 1;
+            }
+        }
+    }
+    if swapoffs > 0 {
+        model.m.swapoff = Some(std::mem::take(&mut model.so));
+    }
+    for (w, &n) in model.small_windows.iter().enumerate() {
+        if n > 0 {
+            *model.m.windows.entry(w as u32).or_default() += n;
+        }
+    }
+    model.m
+}
+
+/// Runs each policy over the same input, in parallel on the cores. A policy
+/// that panics is a bug in its model: the replay fails and names it.
+pub fn replay_all(
+    input: &ReplayInput,
+    policies: Vec<Box<dyn Policy>>,
+) -> Result<Vec<Metrics>, ReplayError> {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = policies
+            .into_iter()
+            .map(|mut p| (p.name(), s.spawn(move || replay(input, p.as_mut()))))
+            .collect();
+        // Join them all before answering: an unjoined panicked thread would
+        // make the scope panic.
+        let joined: Vec<_> = handles
+            .into_iter()
+            .map(|(name, h)| (name, h.join()))
+            .collect();
+        joined
+            .into_iter()
+            .map(|(name, r)| r.map_err(|_| ReplayError::PolicyPanicked(name)))
+            .collect()
+    })
+}

@@ -1,0 +1,19 @@
+//! What can go wrong in a readahead replay.
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("unknown policy `{name}` (known: {known})")]
+    UnknownPolicy { name: String, known: String },
+    #[error("bad policy parameter `{0}`: {1}")]
+    BadParam(String, String),
+    #[error("--param {param}: {why}")]
+    Param { param: String, why: &'static str },
+    #[error("--param {param}: known parameters: {known}")]
+    UnknownParam { param: String, known: String },
+    #[error("the trace has no swap-in faults with a known swap entry (nor a swapoff of recorded swap-outs) to replay")]
+    NothingToReplay,
+    #[error("unknown device model `{0}` (known: nvme, ssd, hdd, zram)")]
+    UnknownDevice(String),
+    #[error("the replay of policy `{0}` panicked (a bug in its model)")]
+    PolicyPanicked(String),
+}

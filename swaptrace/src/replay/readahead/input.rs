@@ -1,0 +1,254 @@
+//! What a replay reads: a trace's swap-outs, swap-in faults and swapoffs as
+//! events in time order, and how the recording kernel's swapoff behaved.
+
+use super::error::ReplayError;
+use crate::trace::{Loaded, OutKind, Record, SwapEntry, Syscall};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// One input event, in trace order.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// A page written to swap: its slot now holds this page.
+    Out {
+        ts: u64,
+        mm: u32,
+        vpage: u64,
+        entry: SwapEntry,
+        zero: bool,
+    },
+    /// A swap-in fault on a page whose swap entry is known.
+    Fault {
+        ts: u64,
+        mm: u32,
+        vpage: u64,
+        entry: SwapEntry,
+    },
+    /// A successful swapoff of device `dev` began: `try_to_unuse()` walks
+    /// the page tables and swaps in every PTE that holds one of its entries.
+    Swapoff { ts: u64, dev: u8 },
+}
+
+impl Event {
+    fn ts(&self) -> u64 {
+        match self {
+            Event::Out { ts, .. } | Event::Fault { ts, .. } | Event::Swapoff { ts, .. } => *ts,
+        }
+    }
+}
+
+/// What swapoff's `unuse_pte_range()` does with a swap PTE whose page is
+/// already in the swap cache (readahead by an earlier PTE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SwapoffMode {
+    /// Before 5.8: `swapin_readahead()` for every PTE; no hit is counted.
+    Readahead,
+    /// 5.8 to 6.17 (the 5.8 swapoff readahead-statistics fix):
+    /// `lookup_swap_cache()`/`swap_cache_get_folio()` counts the hit
+    /// (`swap_update_readahead()`), readahead only on a miss.
+    LookupStats,
+    /// 6.18 on: `swap_cache_get_folio(entry)` without `swap_update_readahead()`
+    /// (readahead statistics split from the lookup): no hit is counted.
+    LookupNoStats,
+}
+
+impl SwapoffMode {
+    /// The behaviour of a kernel release such as "6.18.0-1-amd64".
+    pub fn for_release(release: &str) -> SwapoffMode {
+        let v = crate::probe::kernel_version(release);
+        if v < (5, 8) && v != (0, 0) {
+            SwapoffMode::Readahead
+        } else if v < (6, 18) {
+            SwapoffMode::LookupStats
+        } else {
+            SwapoffMode::LookupNoStats
+        }
+    }
+}
+
+/// What a replay needs from a trace.
+#[derive(Clone, Debug)]
+pub struct ReplayInput {
+    pub events: Vec<Event>,
+    /// `/proc/sys/vm/page-cluster` when recorded (the window cap is 2^this).
+    pub page_cluster: u32,
+    /// Largest offset of each swap device (by type), when known.
+    pub dev_max: Vec<u64>,
+    /// Swap-backed pages (mapped or in the swap cache) that memory holds:
+    /// beyond it the least recently used leaves memory, a mapped page by a
+    /// clean drop (no write: its slot still holds it), a readahead page unused.
+    pub memory_pages: usize,
+    /// Faults of the trace without a known entry (not replayed).
+    pub unknown_faults: u64,
+    /// Successful swapoffs whose device could not be told (not replayed).
+    pub unknown_swapoffs: u64,
+    /// What plain `cluster`/`vma` do at swapoff: the recording kernel's way.
+    pub swapoff_mode: SwapoffMode,
+}
+
+impl ReplayInput {
+    pub fn from_trace(t: &Loaded, memory_pages: usize) -> Result<ReplayInput, ReplayError> {
+        let mut b = InputBuilder::new(t.header.page_size);
+        for r in &t.records {
+            b.add(r);
+        }
+        let mut input = b.finish(t.header.readahead.page_cluster.unwrap_or(3), memory_pages)?;
+        input.swapoff_mode = SwapoffMode::for_release(&t.header.kernel_release);
+        Ok(input)
+    }
+}
+
+/// Collects replay events from records, one at a time.
+pub struct InputBuilder {
+    shift: u32,
+    events: Vec<Event>,
+    unknown_faults: u64,
+    dev_max: Vec<u64>,
+    /// swapoff entered, by task: entry time.
+    swapoff_open: HashMap<u32, u64>,
+    /// Successful swapoffs: (entry time, exit time).
+    swapoffs: Vec<(u64, u64)>,
+}
+
+impl InputBuilder {
+    pub fn new(page_size: u64) -> InputBuilder {
+        InputBuilder {
+            shift: page_size.max(1).trailing_zeros(),
+            events: Vec::new(),
+            unknown_faults: 0,
+            dev_max: Vec::new(),
+            swapoff_open: HashMap::new(),
+            swapoffs: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, r: &Record) {
+        match *r {
+            Record::SwapOut {
+                ts,
+                mm,
+                vaddr,
+                entry,
+                nr,
+                how,
+                ..
+            } if mm != 0 => {
+                for i in 0..nr.max(1) as u64 {
+                    let e = SwapEntry {
+                        dev: entry.dev,
+                        offset: entry.offset + i,
+                    };
+                    note_max(&mut self.dev_max, e);
+                    self.events.push(Event::Out {
+                        ts,
+                        mm,
+                        vpage: (vaddr >> self.shift) + i,
+                        entry: e,
+                        zero: how == OutKind::Zero,
+                    });
+                }
+            }
+            Record::SwapFault {
+                ts,
+                mm,
+                addr,
+                entry: Some(entry),
+                ..
+            } => {
+                note_max(&mut self.dev_max, entry);
+                self.events.push(Event::Fault {
+                    ts,
+                    mm,
+                    vpage: addr >> self.shift,
+                    entry,
+                });
+            }
+            Record::SwapFault { entry: None, .. } => self.unknown_faults += 1,
+            Record::Syscall {
+                ts,
+                tid,
+                call: Syscall::Swapoff,
+                ret,
+            } => match ret {
+                None => {
+                    self.swapoff_open.insert(tid, ts);
+                }
+                Some(ret) => {
+                    if let Some(from) = self.swapoff_open.remove(&tid) {
+                        if ret == 0 {
+                            self.swapoffs.push((from, ts));
+                        }
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
+
+    /// The device each swapoff removed: the trace records the path, not the
+    /// swap type, so it is the device with entries before the swapoff and
+    /// none after it. Ambiguous or unknown ones are counted, not replayed.
+    fn resolve_swapoffs(&mut self) -> u64 {
+        let mut unknown = 0;
+        for &(from, to) in &self.swapoffs {
+            let (mut before, mut after) = (0u64, 0u64);
+            for e in &self.events {
+                let dev = match *e {
+                    Event::Out { entry, .. } | Event::Fault { entry, .. } => entry.dev,
+                    Event::Swapoff { .. } => continue,
+                };
+                let bit = 1u64 << (dev & 63);
+                if e.ts() < from {
+                    before |= bit;
+                } else if e.ts() > to {
+                    after |= bit;
+                }
+            }
+            let gone = before & !after;
+            if gone.count_ones() == 1 {
+                self.events.push(Event::Swapoff {
+                    ts: from,
+                    dev: gone.trailing_zeros() as u8,
+                });
+            } else {
+                unknown += 1;
+            }
+        }
+        unknown
+    }
+
+    pub fn finish(
+        mut self,
+        page_cluster: u32,
+        memory_pages: usize,
+    ) -> Result<ReplayInput, ReplayError> {
+        let unknown_swapoffs = self.resolve_swapoffs();
+        if !self
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Fault { .. } | Event::Swapoff { .. }))
+        {
+            return Err(ReplayError::NothingToReplay);
+        }
+        // Faults are recorded at their end; order all by time (stable).
+        self.events.sort_by_key(Event::ts);
+        Ok(ReplayInput {
+            events: self.events,
+            page_cluster,
+            dev_max: self.dev_max,
+            memory_pages,
+            unknown_faults: self.unknown_faults,
+            unknown_swapoffs,
+            swapoff_mode: SwapoffMode::LookupStats,
+        })
+    }
+}
+
+fn note_max(m: &mut Vec<u64>, e: SwapEntry) {
+    let d = e.dev as usize;
+    if m.len() <= d {
+        m.resize(d + 1, 0);
+    }
+    m[d] = m[d].max(e.offset);
+}

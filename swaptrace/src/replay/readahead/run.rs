@@ -1,0 +1,112 @@
+//! The readahead family's entry point: what a `replay` command asks of it
+//! (policies, `--param`, memory, device model), run over a trace.
+
+use super::device::DeviceModel;
+use super::engine::replay_all;
+use super::error::ReplayError;
+use super::input::ReplayInput;
+use super::metrics::Metrics;
+use super::registry::{default_names, policy_by_name};
+use crate::replay::family::{known, ParamInfo, ReplayRequest, Uses};
+use crate::trace::Loaded;
+
+/// The `--param NAME=VALUE`s the readahead family takes.
+pub const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "page-cluster=N",
+        help:
+            "overrides the recorded /proc/sys/vm/page-cluster, 0 to 10 (windows of up to 2^N pages)",
+    },
+    ParamInfo {
+        name: "request-us=F",
+        help: "overrides the device model's cost per read request, µs",
+    },
+    ParamInfo {
+        name: "page-us=F",
+        help: "overrides the device model's cost per page read, µs",
+    },
+];
+
+/// The readahead family reads `--memory-pages` and `--device`.
+pub const USES: Uses = Uses {
+    memory_pages: true,
+    device: true,
+};
+
+/// What a readahead replay gives to render.
+#[derive(Clone, Debug)]
+pub struct ReadaheadReplay {
+    /// One per policy, in the order asked.
+    pub results: Vec<Metrics>,
+    /// Faults of the trace without a known entry (not replayed).
+    pub unknown_faults: u64,
+    /// Successful swapoffs whose device could not be told (not replayed).
+    pub unknown_swapoffs: u64,
+    /// The device model the modelled I/O times use.
+    pub device: DeviceModel,
+}
+
+/// Replays `t` through the policies `req` names (none or `all`: the
+/// default set, [`default_names`]). Memory defaults to the traced cgroup's
+/// limit, else all memory; the device model to the recorded swap devices'.
+pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayError> {
+    let pages = req.memory_pages.unwrap_or_else(|| t.header.memory_pages());
+    let mut input = ReplayInput::from_trace(t, pages)?;
+    let mut device = match req.device {
+        Some(d) => DeviceModel::by_name(d)?,
+        None => DeviceModel::for_trace(&t.header),
+    };
+    for p in req.params {
+        set_param(p, &mut input, &mut device)?;
+    }
+    let names = match req.policies {
+        None | Some("all") => default_names(&input),
+        Some(list) => list.split(',').map(|n| n.trim().to_string()).collect(),
+    };
+    let policies = names
+        .iter()
+        .map(|n| policy_by_name(n, &input))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(ReadaheadReplay {
+        results: replay_all(&input, policies)?,
+        unknown_faults: input.unknown_faults,
+        unknown_swapoffs: input.unknown_swapoffs,
+        device,
+    })
+}
+
+/// One `--param NAME=VALUE` of [`PARAMS`].
+fn set_param(
+    p: &str,
+    input: &mut ReplayInput,
+    device: &mut DeviceModel,
+) -> Result<(), ReplayError> {
+    let bad = |why| ReplayError::Param {
+        param: p.to_string(),
+        why,
+    };
+    let cost = |v: &str| {
+        v.parse::<f64>()
+            .ok()
+            .filter(|c| c.is_finite() && *c >= 0.0)
+            .ok_or_else(|| bad("a cost in µs, 0 or more"))
+    };
+    match p.split_once('=') {
+        Some(("page-cluster", v)) => {
+            input.page_cluster = v
+                .parse()
+                .ok()
+                .filter(|&c: &u32| c <= 10)
+                .ok_or_else(|| bad("page-cluster is 0 to 10"))?
+        }
+        Some(("request-us", v)) => device.request_us = cost(v)?,
+        Some(("page-us", v)) => device.page_us = cost(v)?,
+        _ => {
+            return Err(ReplayError::UnknownParam {
+                param: p.to_string(),
+                known: known(PARAMS, |i| i.name),
+            })
+        }
+    }
+    Ok(())
+}

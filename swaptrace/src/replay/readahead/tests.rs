@@ -1,0 +1,497 @@
+//! The readahead family's replays, end to end: engine, registry and run.
+
+use super::*;
+use crate::trace::{OutKind, Record, SwapEntry};
+use std::collections::HashMap;
+
+/// Pages 0..n of one address space swapped out in `order`, slots given
+/// in swap-out order from offset 1, then faulted in address order.
+fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
+    let mut events = Vec::new();
+    let mut ts = 0;
+    for (i, &p) in order.iter().enumerate() {
+        ts += 1;
+        events.push(Event::Out {
+            ts,
+            mm: 1,
+            vpage: 0x1000 + p,
+            entry: SwapEntry {
+                dev: 0,
+                offset: i as u64 + 1,
+            },
+            zero: zero_every > 0 && p % zero_every == 0,
+        });
+    }
+    let slot_of: HashMap<u64, u64> = order
+        .iter()
+        .enumerate()
+        .map(|(i, &p)| (p, i as u64 + 1))
+        .collect();
+    for p in 0..order.len() as u64 {
+        ts += 1;
+        events.push(Event::Fault {
+            ts,
+            mm: 1,
+            vpage: 0x1000 + p,
+            entry: SwapEntry {
+                dev: 0,
+                offset: slot_of[&p],
+            },
+        });
+    }
+    ReplayInput {
+        events,
+        page_cluster: 3,
+        dev_max: vec![order.len() as u64],
+        memory_pages,
+        unknown_faults: 0,
+        unknown_swapoffs: 0,
+        swapoff_mode: SwapoffMode::LookupStats,
+    }
+}
+
+fn run(name: &str, inp: &ReplayInput) -> Metrics {
+    let mut p = policy_by_name(name, inp).unwrap();
+    replay(inp, p.as_mut())
+}
+
+fn shuffled_blocks(n: u64, block: u64) -> Vec<u64> {
+    // A fixed permutation of blocks: stride 601 (odd, so a permutation
+    // of the power-of-two block count), neighbours far apart.
+    let blocks = n / block;
+    (0..blocks)
+        .map(|i| (i * 601) % blocks)
+        .flat_map(|b| (0..block).map(move |j| b * block + j))
+        .collect()
+}
+
+#[test]
+fn sequential_swap_in_grows_the_cluster_window_to_the_cap() {
+    let order: Vec<u64> = (0..4096).collect();
+    let m = run("cluster", &input(&order, 1 << 20, 0));
+    assert_eq!(m.faults, 4096);
+    // Every page is read exactly once.
+    assert_eq!(m.pswpin, 4096);
+    assert_eq!(m.swap_ra, m.pswpin - m.pgmajfault);
+    assert_eq!(m.swap_ra_hit, m.faults - m.pgmajfault);
+    // Steady state: one miss per 8-page cluster.
+    assert!(m.pgmajfault < 4096 / 8 + 8, "{m:?}");
+    assert!(
+        m.windows.get(&8).copied().unwrap_or(0) > 4096 / 8 - 8,
+        "{m:?}"
+    );
+    assert_eq!(m.pollution, 0);
+}
+
+#[test]
+fn vma_beats_cluster_when_swap_order_is_not_address_order() {
+    let order = shuffled_blocks(4096, 2);
+    // Little memory: readahead far from the faults is evicted unused.
+    let inp = input(&order, 1024, 0);
+    let (c, v) = (run("cluster", &inp), run("vma", &inp));
+    assert!(v.pgmajfault < c.pgmajfault, "vma {v:?}\ncluster {c:?}");
+    assert!(v.accuracy() > c.accuracy(), "vma {v:?}\ncluster {c:?}");
+    // In address order VMA readahead reads whole 8-page windows.
+    assert!(v.pgmajfault < 4096 / 8 + 16, "{v:?}");
+}
+
+#[test]
+fn the_oracle_wastes_nothing_and_leap_follows_strides() {
+    // Swapped out with stride 4: cluster reads neighbours that are far
+    // away in address order; the oracle reads only what comes next.
+    let order: Vec<u64> = (0..4)
+        .flat_map(|r| (0..1024u64).map(move |i| i * 4 + r))
+        .collect();
+    let roomy = input(&order, 1 << 20, 0);
+    let o = run("oracle", &roomy);
+    assert_eq!((o.pollution, o.swap_ra_hit), (0, o.swap_ra), "{o:?}");
+    let tight = input(&order, 48, 0);
+    let (c, o, l) = (
+        run("cluster", &tight),
+        run("oracle", &tight),
+        run("leap", &tight),
+    );
+    eprintln!("cluster {c:?}\noracle {o:?}\nleap {l:?}");
+    assert!(o.accuracy() >= c.accuracy(), "oracle {o:?}\ncluster {c:?}");
+    // Faults in address order touch offsets with a +1024 stride: Leap's trend.
+    assert!(l.pgmajfault < c.pgmajfault, "leap {l:?}\ncluster {c:?}");
+}
+
+#[test]
+fn no_readahead_means_every_fault_is_a_major_fault() {
+    let order: Vec<u64> = (0..512).collect();
+    let m = run("none", &input(&order, 1024, 0));
+    assert_eq!(
+        (m.pgmajfault, m.pswpin, m.swap_ra, m.swap_ra_hit),
+        (512, 512, 0, 0)
+    );
+    assert_eq!(m.windows.get(&1), Some(&512));
+}
+
+#[test]
+fn memory_for_one_page_evicts_all_readahead_unused() {
+    let order: Vec<u64> = (0..1024).collect();
+    let m = run("fixed:8", &input(&order, 1, 0));
+    assert_eq!(m.swap_ra_hit, 0);
+    assert_eq!(m.pollution, m.swap_ra);
+    assert_eq!(m.pgmajfault, 1024);
+}
+
+/// Pages swapped out as `input` does, then a swapoff instead of faults.
+fn swapoff_input(order: &[u64]) -> ReplayInput {
+    let mut inp = input(order, 1 << 20, 0);
+    inp.events.retain(|e| matches!(e, Event::Out { .. }));
+    inp.events.push(Event::Swapoff {
+        ts: order.len() as u64 + 1,
+        dev: 0,
+    });
+    inp
+}
+
+#[test]
+fn swapoff_with_the_5_8_fix_grows_the_window() {
+    let order: Vec<u64> = (0..4096).collect();
+    let inp = swapoff_input(&order);
+    let fix = run("cluster-swapoff-fix", &inp);
+    let old = run("cluster-no-swapoff-fix", &inp);
+    for m in [&fix, &old] {
+        let so = m.swapoff.as_ref().expect("swapoff replayed");
+        // Every page comes back once; a walk is not a fault.
+        assert_eq!((so.ptes, so.pswpin, m.pgmajfault), (4096, 4096, 0), "{m:?}");
+    }
+    let (f, o) = (fix.swapoff.unwrap(), old.swapoff.unwrap());
+    // With the fix: hits feed the window, mostly 8 pages, one per cluster.
+    assert!(
+        f.windows.get(&8).copied().unwrap_or(0) > 4096 / 8 - 8,
+        "{f:?}"
+    );
+    assert!(f.windows.values().sum::<u64>() < 4096 / 4, "{f:?}");
+    assert_eq!(f.swap_ra_hit, f.swap_ra);
+    // Without: every PTE runs swapin_readahead(), no hits: windows of 2.
+    assert_eq!(o.windows.values().sum::<u64>(), 4096, "{o:?}");
+    assert!(o.windows.get(&2).copied().unwrap_or(0) > 4000, "{o:?}");
+    assert_eq!(o.swap_ra_hit, 0);
+    assert!(o.io_requests > f.io_requests, "{o:?}\n{f:?}");
+}
+
+#[test]
+fn swapoff_device_is_resolved_from_the_trace() {
+    use crate::trace::Syscall;
+    let mut b = InputBuilder::new(4096);
+    let out = |ts, dev, offset| Record::SwapOut {
+        ts,
+        tid: 1,
+        mm: 1,
+        vaddr: (0x1000 + ts) << 12,
+        entry: SwapEntry { dev, offset },
+        nr: 1,
+        how: OutKind::Io,
+    };
+    let call = |ts, ret| Record::Syscall {
+        ts,
+        tid: 9,
+        call: Syscall::Swapoff,
+        ret,
+    };
+    for r in [
+        out(1, 0, 1),
+        out(2, 1, 1),
+        call(10, None),
+        call(20, Some(0)),
+        out(30, 1, 2),
+        // A failed swapoff is not replayed.
+        call(40, None),
+        call(41, Some(-12)),
+    ] {
+        b.add(&r);
+    }
+    let inp = b.finish(3, 100).unwrap();
+    let offs: Vec<_> = inp
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Swapoff { ts, dev } => Some((*ts, *dev)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(offs, vec![(10, 0)]);
+    assert_eq!(inp.unknown_swapoffs, 0);
+}
+
+#[test]
+fn zero_pages_are_read_without_io() {
+    let order: Vec<u64> = (0..1024).collect();
+    let m = run("none", &input(&order, 1024, 4));
+    assert_eq!(m.swpin_zero, 256);
+    assert_eq!(m.pswpin, 768);
+}
+
+/// The default set as `replay` chose it before the family owned it.
+#[test]
+fn the_default_set_is_the_standard_one_plus_other_kernels_swapoff() {
+    let mut inp = input(&[0, 1, 2, 3], 1 << 20, 0);
+    let plain = ["cluster", "vma", "none", "fixed:8", "leap", "oracle"];
+    assert_eq!(default_names(&inp), plain);
+    inp.events.push(Event::Swapoff { ts: 100, dev: 0 });
+    let with = |variants: [&'static str; 4]| {
+        let mut v: Vec<&str> = plain.to_vec();
+        v.splice(2..2, variants);
+        v
+    };
+    for (mode, variants) in [
+        (
+            SwapoffMode::Readahead,
+            [
+                "cluster-swapoff-fix",
+                "cluster-swapoff-nostats",
+                "vma-swapoff-fix",
+                "vma-swapoff-nostats",
+            ],
+        ),
+        (
+            SwapoffMode::LookupStats,
+            [
+                "cluster-no-swapoff-fix",
+                "cluster-swapoff-nostats",
+                "vma-no-swapoff-fix",
+                "vma-swapoff-nostats",
+            ],
+        ),
+        (
+            SwapoffMode::LookupNoStats,
+            [
+                "cluster-no-swapoff-fix",
+                "cluster-swapoff-fix",
+                "vma-no-swapoff-fix",
+                "vma-swapoff-fix",
+            ],
+        ),
+    ] {
+        inp.swapoff_mode = mode;
+        assert_eq!(default_names(&inp), with(variants), "{mode:?}");
+    }
+}
+
+#[test]
+fn the_registry_lists_the_names_policy_takes() {
+    assert_eq!(
+        POLICY_NAMES,
+        [
+            "cluster",
+            "vma",
+            "cluster-swapoff-fix",
+            "vma-swapoff-fix",
+            "cluster-no-swapoff-fix",
+            "vma-no-swapoff-fix",
+            "cluster-swapoff-nostats",
+            "vma-swapoff-nostats",
+            "none",
+            "fixed:N",
+            "leap",
+            "oracle",
+        ]
+    );
+    assert_eq!(POLICIES.len(), REGISTRY.len());
+    for p in POLICIES {
+        assert!(!p.help.is_empty() && !p.help.contains("seed"), "{p:?}");
+    }
+    // Every default is built by its row.
+    let inp = input(&[0, 1, 2, 3], 1 << 20, 0);
+    for r in REGISTRY {
+        if let Some(n) = r.default {
+            assert_eq!(policy_by_name(n, &inp).unwrap().name(), n);
+        }
+    }
+}
+
+#[test]
+fn policies_by_name_as_before() {
+    let inp = input(&[0, 1, 2, 3], 1 << 20, 0);
+    let by = |n: &str| policy_by_name(n, &inp).map(|p| (p.name(), p.swapoff_mode()));
+    assert_eq!(
+        by("cluster").unwrap(),
+        ("cluster".into(), SwapoffMode::LookupStats)
+    );
+    assert_eq!(
+        by("vma-no-swapoff-fix").unwrap(),
+        ("vma-no-swapoff-fix".into(), SwapoffMode::Readahead)
+    );
+    assert_eq!(
+        by("cluster-swapoff-nostats").unwrap(),
+        ("cluster-swapoff-nostats".into(), SwapoffMode::LookupNoStats)
+    );
+    assert_eq!(by("fixed:1").unwrap().0, "none");
+    assert_eq!(by("fixed:64").unwrap().0, "fixed:64");
+    // Other policies take a swapoff suffix and ignore it.
+    assert_eq!(by("leap-swapoff-fix").unwrap().0, "leap");
+    let err = |n: &str| by(n).err().map(|e| e.to_string()).unwrap_or_default();
+    assert_eq!(
+        err("lru"),
+        format!("unknown policy `lru` (known: {})", POLICY_NAMES.join(", "))
+    );
+    assert_eq!(err("cluster-foo").split(' ').nth(2), Some("`cluster-foo`"));
+    assert_eq!(
+        err("fixed:x"),
+        "bad policy parameter `fixed:x`: N must be a number"
+    );
+    assert_eq!(
+        err("fixed:3"),
+        "bad policy parameter `fixed:3`: N must be a power of two from 1 to 1024"
+    );
+    assert_eq!(
+        err("fixed:8-swapoff-fix"),
+        "bad policy parameter `fixed:8-swapoff-fix`: N must be a number"
+    );
+}
+
+/// A policy whose model has a bug.
+struct Panics;
+
+impl Policy for Panics {
+    fn name(&self) -> String {
+        "panics".into()
+    }
+
+    fn readahead(&mut self, _: &FaultCtx, _: &SwapView, _: &mut Vec<SwapEntry>) -> u32 {
+        panic!("a deliberate bug")
+    }
+}
+
+#[test]
+fn a_panicking_policy_fails_the_replay_and_is_named() {
+    let inp = input(&[0, 1, 2, 3], 1 << 20, 0);
+    let policies = vec![policy_by_name("cluster", &inp).unwrap(), Box::new(Panics)];
+    match replay_all(&inp, policies) {
+        Err(ReplayError::PolicyPanicked(name)) => assert_eq!(name, "panics"),
+        other => panic!("expected a panicked policy, got {other:?}"),
+    }
+    let ok = replay_all(&inp, vec![policy_by_name("none", &inp).unwrap()]).unwrap();
+    assert_eq!(ok[0].faults, 4);
+}
+
+/// A synthetic trace as `synth` writes it, loaded.
+fn loaded(swapoff: bool) -> crate::trace::Loaded {
+    use crate::synth::{generate, header, SynthSpec};
+    use crate::trace::Syscall;
+    let spec = SynthSpec {
+        pattern: "shuffled-blocks:4".parse().unwrap(),
+        pages: 256,
+        faults: 256,
+        seed: 1,
+        memory_pages: 64,
+    };
+    let mut records = Vec::new();
+    generate(&spec, |r| records.push(r));
+    if swapoff {
+        // Then a successful swapoff of the device, after the faults.
+        let end = 1_000_000_000;
+        records.push(Record::Syscall {
+            ts: end,
+            tid: 9,
+            call: Syscall::Swapoff,
+            ret: None,
+        });
+        records.push(Record::Syscall {
+            ts: end + 1,
+            tid: 9,
+            call: Syscall::Swapoff,
+            ret: Some(0),
+        });
+    }
+    crate::trace::Loaded {
+        header: header(&spec),
+        records,
+        footer: None,
+        problems: Vec::new(),
+        skipped: 0,
+        chunks: Vec::new(),
+    }
+}
+
+#[test]
+fn run_replays_the_default_set_with_the_trace_s_memory_and_device() {
+    let t = loaded(false);
+    let r = super::run(&t, &crate::replay::family::ReplayRequest::default()).unwrap();
+    let names: Vec<&str> = r.results.iter().map(|m| m.policy.as_str()).collect();
+    assert_eq!(
+        names,
+        ["cluster", "vma", "none", "fixed:8", "leap", "oracle"]
+    );
+    assert_eq!(r.device, DeviceModel::for_trace(&t.header));
+    // The same replay by hand: memory from the header.
+    let inp = ReplayInput::from_trace(&t, t.header.memory_pages()).unwrap();
+    let mut p = policy_by_name("vma", &inp).unwrap();
+    assert_eq!(
+        serde_json::to_value(&r.results[1]).unwrap(),
+        serde_json::to_value(replay(&inp, p.as_mut())).unwrap()
+    );
+    // `all` is the default set; a list is taken as written.
+    let req = |policies, params: &'static [String]| crate::replay::family::ReplayRequest {
+        policies,
+        params,
+        memory_pages: Some(8),
+        device: Some("nvme"),
+    };
+    let all = super::run(&t, &req(Some("all"), &[])).unwrap();
+    assert_eq!(all.results.len(), 6);
+    let two = super::run(&t, &req(Some("leap, fixed:4"), &[])).unwrap();
+    let names: Vec<&str> = two.results.iter().map(|m| m.policy.as_str()).collect();
+    assert_eq!(names, ["leap", "fixed:4"]);
+    assert_eq!(two.device.name, "nvme");
+}
+
+#[test]
+fn run_takes_the_params_with_the_errors_of_before() {
+    let t = loaded(false);
+    let with = |params: Vec<String>| {
+        let req = crate::replay::family::ReplayRequest {
+            policies: Some("cluster"),
+            params: &params,
+            ..Default::default()
+        };
+        super::run(&t, &req).map_err(|e| e.to_string())
+    };
+    let p = |s: &str| vec![s.to_string()];
+    let r = with(vec!["request-us=5".into(), "page-us=0.5".into()]).unwrap();
+    assert_eq!((r.device.request_us, r.device.page_us), (5.0, 0.5));
+    let pc0 = with(p("page-cluster=0")).unwrap();
+    assert_eq!(
+        pc0.results[0].windows.keys().copied().collect::<Vec<_>>(),
+        [1]
+    );
+    assert_eq!(
+        with(p("page-cluster=11")).unwrap_err(),
+        "--param page-cluster=11: page-cluster is 0 to 10"
+    );
+    assert_eq!(
+        with(p("page-us=-1")).unwrap_err(),
+        "--param page-us=-1: a cost in µs, 0 or more"
+    );
+    assert_eq!(
+        with(p("pool-pages=4")).unwrap_err(),
+        "--param pool-pages=4: known parameters: page-cluster=N, request-us=F, page-us=F"
+    );
+}
+
+#[test]
+fn run_adds_the_other_kernels_swapoff_when_the_trace_has_one() {
+    let t = loaded(true);
+    let r = super::run(&t, &crate::replay::family::ReplayRequest::default()).unwrap();
+    let names: Vec<&str> = r.results.iter().map(|m| m.policy.as_str()).collect();
+    // "synthetic" is no release: the 5.8 to 6.17 way.
+    assert_eq!(
+        names,
+        [
+            "cluster",
+            "vma",
+            "cluster-no-swapoff-fix",
+            "cluster-swapoff-nostats",
+            "vma-no-swapoff-fix",
+            "vma-swapoff-nostats",
+            "none",
+            "fixed:8",
+            "leap",
+            "oracle"
+        ]
+    );
+}
