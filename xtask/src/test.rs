@@ -29,7 +29,9 @@ pub fn test(args: &[String]) -> Result<ExitCode> {
     } else {
         eprintln!("xtask: not root: the live tests (#[ignore]d) do not run");
     }
-    run(Command::new("cargo").args(["test", "--release"]).args(&test_args))?;
+    run(Command::new("cargo")
+        .args(["test", "--release"])
+        .args(&test_args))?;
     // The exact-probe backends, in Debian 6.1 and 6.12 guests under qemu.
     Ok(guest::report(guest::guest_test(&guest::Opts::default())))
 }
