@@ -184,7 +184,7 @@ fn swap_out_check(v: &mut GuestVerdict, t: &Loaded, what: &str) {
 
 fn zswap_checks(v: &mut GuestVerdict, t: &Loaded) {
     swap_out_check(v, t, "zswap");
-    use crate::replay::zswap::{replay_zswap, zswap_text, ZswapInput, ZswapParams, ZswapPolicy};
+    use super::zswap_text;
     let (mut stored, mut rejected, mut found, mut missed, mut wb) = (0u64, 0u64, 0u64, 0u64, 0u64);
     for r in &t.records {
         match r {
@@ -239,10 +239,9 @@ fn zswap_checks(v: &mut GuestVerdict, t: &Loaded) {
             format!("zswap: the shrinker wrote back ({wb} pages)"),
         );
     }
-    match ZswapInput::from_loaded(t) {
-        Ok(input) => {
-            let m = replay_zswap(&input, &ZswapPolicy::all(), &ZswapParams::from_trace(t));
-            for line in zswap_text(&input.live, &m).lines() {
+    match crate::replay::zswap::run(t, &Default::default()) {
+        Ok(r) => {
+            for line in zswap_text(&r.live, &r.metrics).lines() {
                 let _ = writeln!(v.report, "    {line}");
             }
         }
@@ -252,7 +251,8 @@ fn zswap_checks(v: &mut GuestVerdict, t: &Loaded) {
 
 /// The batch-free policies (unsorted, sorted, per-device) on `t`'s batches.
 fn free_replay(v: &mut GuestVerdict, t: &Loaded) -> Option<Vec<crate::replay::free::FreeMetrics>> {
-    use crate::replay::free::{free_text, replay_free, FreeCost, FreeInput, FreePolicy, LiveFree};
+    use super::free_text;
+    use crate::replay::free::{replay_free, FreeCost, FreeInput, FreePolicy, LiveFree};
     let input = match FreeInput::from_loaded(t) {
         Ok(i) => i,
         Err(e) => {

@@ -3,6 +3,7 @@
 mod check;
 mod compare;
 mod doctor;
+mod free;
 mod guest;
 mod hist;
 mod info;
@@ -11,10 +12,12 @@ mod metric_hist;
 mod plot;
 mod replay_table;
 mod zap;
+mod zswap;
 
 pub use check::{check_text, vmstat_check, CheckRow};
 pub use compare::{compare, Comparison, COMPARED};
 pub use doctor::{doctor_json, doctor_text};
+pub use free::{free_json, free_replay_json, free_replay_text, free_text};
 pub use guest::{verify_guest_out, GuestVerdict};
 pub use hist::{CountTable, Log2Hist};
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};
@@ -26,3 +29,4 @@ pub use replay_table::{
     window_columns_text, KernelCounts,
 };
 pub use zap::{footprint_text, zap_spans, zap_text, ZapSpan};
+pub use zswap::{zswap_json, zswap_text};
