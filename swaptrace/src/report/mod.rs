@@ -7,6 +7,7 @@ mod free;
 mod guest;
 mod hist;
 mod info;
+mod khugepaged;
 mod metric_hist;
 #[cfg(feature = "plot")]
 mod plot;
@@ -21,6 +22,7 @@ pub use free::{free_json, free_replay_json, free_replay_text, free_text};
 pub use guest::{verify_guest_out, GuestVerdict};
 pub use hist::{CountTable, Log2Hist};
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};
+pub use khugepaged::{khp_json, khp_replay_json, khp_replay_text, khp_text};
 pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut, RA_WINDOW_TITLE};
 #[cfg(feature = "plot")]
 pub use plot::{compare_png, plot_all, zswap_png, PlotError};
