@@ -50,7 +50,7 @@ pub enum FreeError {
     BadCost(String),
     #[error("--param {0}: a cost in ns")]
     BadCostValue(String, #[source] std::num::ParseFloatError),
-    #[error("--param {0}: known parameters of --family free: lock-ns=F, entry-ns=F")]
+    #[error("--param {0}: known parameters of --family free: {known}", known = known(PARAMS, |p| p.name))]
     UnknownParam(String),
 }
 
@@ -90,12 +90,12 @@ pub const POLICIES: &[PolicyInfo] = &[
 /// The `--param`s of `--family free`.
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
-        name: "lock-ns",
-        help: "F: modelled ns per swap_info_struct->lock acquisition (preset 150)",
+        name: "lock-ns=F",
+        help: "modelled ns per swap_info_struct->lock acquisition (preset 150)",
     },
     ParamInfo {
-        name: "entry-ns",
-        help: "F: modelled ns per freed entry (preset 60)",
+        name: "entry-ns=F",
+        help: "modelled ns per freed entry (preset 60)",
     },
 ];
 

@@ -131,25 +131,25 @@ pub const POLICIES: &[PolicyInfo] = &[
 /// The `--param`s of `--family khugepaged`.
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
-        name: "pressure",
-        help: "direct or any: the reclaim that counts as a stall \
+        name: "pressure=direct|any",
+        help: "the reclaim that counts as a stall \
                (default any: direct and memcg-limit)",
     },
     ParamInfo {
-        name: "pressure-window-ms",
-        help: "N: a swap-in is under pressure when a stall lies within N ms \
+        name: "pressure-window-ms=N",
+        help: "a swap-in is under pressure when a stall lies within N ms \
                before it (default 1000)",
     },
     ParamInfo {
-        name: "page-us",
-        help: "F: modelled read cost per page swapped in, µs (preset 30)",
+        name: "page-us=F",
+        help: "modelled read cost per page swapped in, µs (preset 30)",
     },
     ParamInfo {
-        name: "request-us",
-        help: "F: modelled read cost per swap-in, µs (preset 100)",
+        name: "request-us=F",
+        help: "modelled read cost per swap-in, µs (preset 100)",
     },
     ParamInfo {
-        name: "sleep-gap-ms",
+        name: "sleep-gap-ms=N",
         help: "N or auto: a gap between a task's scans longer than N ms is a \
                sleep (auto: half of scan_sleep_millisecs)",
     },
@@ -163,7 +163,7 @@ pub const USES: Uses = Uses {
 
 /// `pressure, pressure-window-ms, …`: the keys of [`PARAMS`].
 fn param_names() -> String {
-    known(PARAMS, |p| p.name)
+    known(PARAMS, |p| p.name.split('=').next().unwrap_or(p.name))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

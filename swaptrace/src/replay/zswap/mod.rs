@@ -102,35 +102,35 @@ pub const POLICIES: &[PolicyInfo] = &[
 /// The `--param`s of `--family zswap`.
 pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
-        name: "pool-pages",
+        name: "pool-pages=N",
         help: "N or auto: the pool limit, pages of compressed data \
                (auto: max-pool-percent of RAM)",
     },
     ParamInfo {
-        name: "max-pool-percent",
-        help: "P, 1 to 100: zswap.max_pool_percent (default: the recording's, else 20)",
+        name: "max-pool-percent=P",
+        help: "1 to 100: zswap.max_pool_percent (default: the recording's, else 20)",
     },
     ParamInfo {
-        name: "ratio",
-        help: "F, 1 to 1000: the compression ratio of every page \
+        name: "ratio=F",
+        help: "1 to 1000: the compression ratio of every page \
                (default: the recorded pool's at its fullest, else 3)",
     },
     ParamInfo {
-        name: "accept-threshold",
-        help: "P, 0 to 100: zswap.accept_threshold_percent (default: the recording's, else 90)",
+        name: "accept-threshold=P",
+        help: "0 to 100: zswap.accept_threshold_percent (default: the recording's, else 90)",
     },
     ParamInfo {
-        name: "shrinker-interval",
-        help: "N: without reclaim records, one pressure episode per N swap-out pages \
+        name: "shrinker-interval=N",
+        help: "without reclaim records, one pressure episode per N swap-out pages \
                (default 1024)",
     },
     ParamInfo {
-        name: "priority",
-        help: "N, 0 to 12: the reclaim priority of each shrinker call (default 10)",
+        name: "priority=N",
+        help: "0 to 12: the reclaim priority of each shrinker call (default 10)",
     },
     ParamInfo {
-        name: "buckets",
-        help: "N, 1 to 100000: buckets of the pool-size time series (default 100)",
+        name: "buckets=N",
+        help: "1 to 100000: buckets of the pool-size time series (default 100)",
     },
 ];
 
@@ -367,7 +367,7 @@ pub struct ZswapMetrics {
 
 /// `pool-pages, max-pool-percent, …`: the keys of [`PARAMS`].
 fn param_names() -> String {
-    known(PARAMS, |p| p.name)
+    known(PARAMS, |p| p.name.split('=').next().unwrap_or(p.name))
 }
 
 /// Replays each policy over the same input, in parallel; a policy that
