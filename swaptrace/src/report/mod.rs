@@ -3,19 +3,24 @@
 mod check;
 mod compare;
 mod doctor;
+mod free;
 mod hist;
 mod info;
+mod khugepaged;
 mod metric_hist;
 #[cfg(feature = "plot")]
 mod plot;
 mod replay_table;
 mod zap;
+mod zswap;
 
 pub use check::{check_text, vmstat_check, CheckRow};
 pub use compare::{compare, Comparison, COMPARED};
 pub use doctor::{doctor_json, doctor_text};
+pub use free::{free_json, free_replay_json, free_replay_text, free_text};
 pub use hist::{CountTable, Log2Hist};
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};
+pub use khugepaged::{khp_json, khp_replay_json, khp_replay_text, khp_text};
 pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut, RA_WINDOW_TITLE};
 #[cfg(feature = "plot")]
 pub use plot::{compare_png, plot_all, zswap_png, PlotError};
@@ -24,3 +29,4 @@ pub use replay_table::{
     window_columns_text, KernelCounts,
 };
 pub use zap::{footprint_text, zap_spans, zap_text, ZapSpan};
+pub use zswap::{zswap_json, zswap_text};

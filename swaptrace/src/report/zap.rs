@@ -2,70 +2,10 @@
 //! without a probe on the free path can show of seed 001's "memory freeing
 //! time", per address space.
 
-use crate::trace::Record;
-use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// The zap batches of one address space.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct ZapSpan {
-    pub mm: u32,
-    pub batches: u64,
-    /// Batches inside `exit_mmap()`.
-    pub exiting: u64,
-    /// MM_SWAPENTS at the first batch and after the last (approximate).
-    pub first_left: Option<i64>,
-    pub last_left: Option<i64>,
-    /// From the first batch to the last, ns.
-    pub span_ns: u64,
-    /// Time between consecutive batches, µs: each is one PTE table's zap.
-    pub intervals_us: Vec<u64>,
-}
-
-impl ZapSpan {
-    /// Entries freed from the first batch to the last (the first batch's own
-    /// entries are not seen: the count before it is unknown).
-    pub fn freed(&self) -> Option<i64> {
-        Some(self.first_left? - self.last_left?)
-    }
-}
-
-/// Zap spans per address space, in mm order.
-pub fn zap_spans(records: &[Record]) -> Vec<ZapSpan> {
-    let mut by_mm: BTreeMap<u32, (ZapSpan, u64, u64)> = BTreeMap::new();
-    for r in records {
-        if let Record::Zap {
-            ts,
-            mm,
-            swap_ents,
-            exiting,
-            ..
-        } = *r
-        {
-            let (s, first, last) = by_mm.entry(mm).or_insert_with(|| {
-                (
-                    ZapSpan {
-                        mm,
-                        first_left: swap_ents,
-                        ..ZapSpan::default()
-                    },
-                    ts,
-                    ts,
-                )
-            });
-            if s.batches > 0 {
-                s.intervals_us.push(ts.saturating_sub(*last) / 1000);
-            }
-            s.batches += 1;
-            s.exiting += exiting as u64;
-            s.last_left = swap_ents.or(s.last_left);
-            *last = ts;
-            s.span_ns = ts.saturating_sub(*first);
-        }
-    }
-    by_mm.into_values().map(|(s, _, _)| s).collect()
-}
+pub use crate::replay::free::{zap_spans, ZapSpan};
 
 pub fn zap_text(spans: &[ZapSpan]) -> String {
     let mut o = String::new();

@@ -8,17 +8,27 @@
 //! `swapcache_free_entries()`, which frees each entry under its device's
 //! `swap_info_struct->lock`, switching locks in `swap_info_get_cont()`
 //! whenever the device changes. Since 4.12 the buffer is first sorted by
-//! device (`swp_entry_cmp`), so each device's lock is taken once per batch.
+//! device (`swp_entry_cmp`), so each device's lock is taken once per batch:
+//! sorted swap-entry freeing (4.12).
+//!
+//! A trace without free batches (no exact probes) still shows the frees
+//! done by zapping page tables: [`zap_spans`].
+
+mod zap;
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use serde::Serialize;
-use serde_json::json;
 
-use crate::report::CountTable;
+use super::family::{known, ParamInfo, PolicyInfo, ReplayRequest, Uses};
 use crate::trace::{Loaded, Record, SwapEntry};
 use crate::workload::SplitMix64;
+
+/// For today's main.rs only; delete once the CLI calls [`run`] and
+/// `report::free_replay_text`.
+#[doc(hidden)]
+pub use crate::report::{free_json, free_text};
+pub use zap::{zap_spans, ZapSpan};
 
 /// `SWAP_BATCH` / `SWAP_SLOTS_CACHE_SIZE`: entries per per-CPU free buffer.
 pub const SWAP_BATCH: usize = 64;
@@ -32,13 +42,68 @@ pub enum FreeError {
          only by the exact probes, see `swaptrace doctor`"
     )]
     NoBatches,
-    #[error("unknown free policy `{0}` (known: {names})", names = FREE_POLICY_NAMES.join(", "))]
+    #[error("unknown free policy `{0}` (known: {names})", names = known(POLICIES, |p| p.name))]
     UnknownPolicy(String),
     #[error("bad batch size in `{0}`: N must be an integer from 1 to {MAX_BATCH}")]
     BadBatchSize(String),
     #[error("bad free cost model: {0}")]
     BadCost(String),
+    #[error("--param {0}: a cost in ns")]
+    BadCostValue(String, #[source] std::num::ParseFloatError),
+    #[error("--param {0}: known parameters of --family free: {known}", known = known(PARAMS, |p| p.name))]
+    UnknownParam(String),
 }
+
+/// The policies of `--family free`; the default set is the first four.
+pub const POLICIES: &[PolicyInfo] = &[
+    PolicyInfo {
+        name: "unsorted",
+        help: "a lock at each change of device within a batch: kernels before \
+               sorted swap-entry freeing (before 4.12)",
+        default: true,
+    },
+    PolicyInfo {
+        name: "sorted",
+        help: "each batch sorted by device, one lock per distinct device: \
+               sorted swap-entry freeing (4.12 up to 6.9)",
+        default: true,
+    },
+    PolicyInfo {
+        name: "per-device",
+        help: "per-CPU buffers of 64 entries kept per device, one lock per flush \
+               (a model; each task stands for a CPU)",
+        default: true,
+    },
+    PolicyInfo {
+        name: "batch:64",
+        help: "batch:N at the kernel's SWAP_BATCH of 64",
+        default: true,
+    },
+    PolicyInfo {
+        name: "batch:N",
+        help: "each task's freed entries re-batched into N (1 to 4096), sorted as \
+               4.12 does",
+        default: false,
+    },
+];
+
+/// The `--param`s of `--family free`.
+pub const PARAMS: &[ParamInfo] = &[
+    ParamInfo {
+        name: "lock-ns=F",
+        help: "modelled ns per swap_info_struct->lock acquisition (preset 150)",
+    },
+    ParamInfo {
+        name: "entry-ns=F",
+        help: "modelled ns per freed entry (preset 60)",
+    },
+];
+
+/// `--family free` reads neither `--memory-pages` nor `--device`.
+pub const USES: Uses = Uses {
+    memory_pages: false,
+    device: false,
+};
 
 /// One recorded `swapcache_free_entries()` call.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -101,18 +166,12 @@ impl FreeInput {
     }
 }
 
-const FREE_POLICY_NAMES: [&str; 4] = ["unsorted", "sorted", "per-device", "batch:N"];
-
-/// Policy names as accepted by [`FreePolicy::from_name`] (`N` stands for a number).
-pub fn free_policy_names() -> &'static [&'static str] {
-    &FREE_POLICY_NAMES
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FreePolicy {
     /// Before 4.12: a lock at each change of device within a batch.
     Unsorted,
-    /// Seed 001 (4.12): batch sorted by device, one lock per distinct device.
+    /// Sorted swap-entry freeing (4.12): batch sorted by device, one lock
+    /// per distinct device.
     Sorted,
     /// Per-CPU-per-device buffers of [`SWAP_BATCH`]: one lock per flush.
     ///
@@ -207,6 +266,23 @@ impl FreeCost {
 
     pub fn ns(&self, locks: u64, entries: u64) -> f64 {
         locks as f64 * self.lock_ns + entries as f64 * self.entry_ns
+    }
+
+    /// The presets overridden by `--param lock-ns=F` / `entry-ns=F`, then checked.
+    pub fn from_params(params: &[String]) -> Result<FreeCost, FreeError> {
+        let mut cost = FreeCost::default();
+        for p in params {
+            let v = |v: &str| {
+                v.parse::<f64>()
+                    .map_err(|e| FreeError::BadCostValue(p.clone(), e))
+            };
+            match p.split_once('=') {
+                Some(("lock-ns", x)) => cost.lock_ns = v(x)?,
+                Some(("entry-ns", x)) => cost.entry_ns = v(x)?,
+                _ => return Err(FreeError::UnknownParam(p.clone())),
+            }
+        }
+        FreeCost::new(cost.lock_ns, cost.entry_ns)
     }
 }
 
@@ -392,107 +468,40 @@ impl LiveFree {
     }
 }
 
-/// Fixed-width table (one row per policy) and a runs-per-batch table per policy.
-pub fn free_text(live: &LiveFree, metrics: &[FreeMetrics]) -> String {
-    let mut s = String::new();
-    let devs: Vec<String> = live.devices.iter().map(|d| d.to_string()).collect();
-    let _ = writeln!(
-        s,
-        "recorded: {} free batches, {} entries, devices [{}], {} batches mixing devices",
-        live.batches,
-        live.entries,
-        devs.join(", "),
-        live.mixed_batches
-    );
-    let _ = writeln!(
-        s,
-        "live swapcache_free_entries latency (ns): mean {:.0} p50 {} p90 {} p99 {} p99.9 {} max {}",
-        live.lat_mean_ns,
-        live.lat_p50_ns,
-        live.lat_p90_ns,
-        live.lat_p99_ns,
-        live.lat_p999_ns,
-        live.lat_max_ns
-    );
-    if let Some(m) = metrics.first() {
-        let _ = writeln!(
-            s,
-            "model: {} ns per lock + {} ns per entry (presets unless overridden)",
-            m.cost.lock_ns, m.cost.entry_ns
-        );
-    }
-    let _ = writeln!(s);
-    let _ = writeln!(
-        s,
-        "{:<12} {:>10} {:>12} {:>10} {:>11} {:>9} {:>9} {:>12}",
-        "POLICY", "BATCHES", "ENTRIES", "LOCKS", "LOCKS/BATCH", "LOCKS/1K", "MIXED", "MODEL_US"
-    );
-    for m in metrics {
-        let _ = writeln!(
-            s,
-            "{:<12} {:>10} {:>12} {:>10} {:>11.2} {:>9.1} {:>9} {:>12.1}",
-            m.policy,
-            m.batches,
-            m.entries,
-            m.locks,
-            m.locks_per_batch,
-            m.locks_per_1k_entries,
-            m.mixed_batches,
-            m.model_ns / 1000.0
-        );
-    }
-    for m in metrics {
-        let mut c = CountTable::new("runs");
-        for (&runs, &n) in &m.runs_per_batch {
-            c.add(runs as u64, n);
-        }
-        let _ = writeln!(s);
-        let _ = writeln!(s, "[{}] lock acquisitions (runs) per batch:", m.policy);
-        let _ = write!(s, "{c}");
-    }
-    s
+/// What `replay --family free` shows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FreeReplay {
+    Replayed {
+        live: LiveFree,
+        metrics: Vec<FreeMetrics>,
+    },
+    /// The trace has no free batches: the frees seen by zapping page
+    /// tables instead. The command shows them, then fails with
+    /// [`FreeError::NoBatches`].
+    NoBatches { zaps: Vec<ZapSpan> },
 }
 
-pub fn free_json(live: &LiveFree, metrics: &[FreeMetrics]) -> serde_json::Value {
-    let policies: Vec<serde_json::Value> = metrics
+/// `replay --family free`: the cost model from `--param`, the policies
+/// asked for (default: [`POLICIES`] marked default), replayed on `t`.
+pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<FreeReplay, FreeError> {
+    let cost = FreeCost::from_params(req.params)?;
+    let policies = req
+        .names(POLICIES)
         .iter()
-        .map(|m| {
-            let runs: serde_json::Map<String, serde_json::Value> = m
-                .runs_per_batch
-                .iter()
-                .map(|(k, v)| (k.to_string(), json!(v)))
-                .collect();
-            json!({
-                "policy": m.policy,
-                "batches": m.batches,
-                "entries": m.entries,
-                "locks": m.locks,
-                "locks_per_batch": m.locks_per_batch,
-                "locks_per_1k_entries": m.locks_per_1k_entries,
-                "mixed_batches": m.mixed_batches,
-                "model_ns": m.model_ns,
-                "model_ns_per_batch": m.model_ns_per_batch,
-                "runs_per_batch": runs,
-                "cost": { "lock_ns": m.cost.lock_ns, "entry_ns": m.cost.entry_ns },
+        .map(|n| FreePolicy::from_name(n))
+        .collect::<Result<Vec<_>, _>>()?;
+    let input = match FreeInput::from_loaded(t) {
+        Ok(i) => i,
+        Err(FreeError::NoBatches) => {
+            return Ok(FreeReplay::NoBatches {
+                zaps: zap_spans(&t.records),
             })
-        })
-        .collect();
-    json!({
-        "live": {
-            "batches": live.batches,
-            "entries": live.entries,
-            "devices": live.devices,
-            "mixed_batches": live.mixed_batches,
-            "lat_ns": {
-                "mean": live.lat_mean_ns,
-                "p50": live.lat_p50_ns,
-                "p90": live.lat_p90_ns,
-                "p99": live.lat_p99_ns,
-                "p99.9": live.lat_p999_ns,
-                "max": live.lat_max_ns,
-            },
-        },
-        "policies": policies,
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(FreeReplay::Replayed {
+        live: LiveFree::from_input(&input),
+        metrics: replay_free(&input, &policies, cost),
     })
 }
 
@@ -541,256 +550,4 @@ pub fn synth_free(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn batch(tid: u32, devs: &[u8]) -> Record {
-        Record::FreeBatch {
-            ts: 0,
-            tid,
-            lat_ns: 1000,
-            entries: devs
-                .iter()
-                .enumerate()
-                .map(|(i, &dev)| SwapEntry {
-                    dev,
-                    offset: i as u64,
-                })
-                .collect(),
-        }
-    }
-
-    fn run(records: &[Record], p: &[FreePolicy]) -> Vec<FreeMetrics> {
-        let input = FreeInput::from_records(records).expect("batches");
-        replay_free(&input, p, FreeCost::default())
-    }
-
-    #[test]
-    fn hand_worked_batch() {
-        let m = run(
-            &[batch(1, &[0, 1, 0, 1, 1, 0])],
-            &[FreePolicy::Unsorted, FreePolicy::Sorted],
-        );
-        assert_eq!(m[0].locks, 5);
-        assert_eq!(m[1].locks, 2);
-        assert_eq!(m[0].runs_per_batch, BTreeMap::from([(5, 1)]));
-        assert_eq!(m[1].runs_per_batch, BTreeMap::from([(2, 1)]));
-        assert_eq!((m[0].mixed_batches, m[1].mixed_batches), (1, 1));
-        assert_eq!((m[0].entries, m[0].batches), (6, 1));
-    }
-
-    #[test]
-    fn interleaved_two_devices() {
-        let recs = synth_free(2, 64 * 100, 64, 8, 7);
-        let m = run(
-            &recs,
-            &[
-                FreePolicy::Unsorted,
-                FreePolicy::Sorted,
-                FreePolicy::PerDevice,
-            ],
-        );
-        let (u, s, d) = (&m[0], &m[1], &m[2]);
-        assert_eq!(u.batches, 100);
-        assert_eq!(u.mixed_batches, 100);
-        assert_eq!(u.locks, 100 * 8);
-        assert!(s.locks < u.locks);
-        assert_eq!(s.locks, 2 * s.mixed_batches);
-        assert_eq!(s.runs_per_batch, BTreeMap::from([(2, 100)]));
-        // 3200 entries per device: 50 full buffers each.
-        assert_eq!(d.entries, 6400);
-        assert_eq!(d.locks, 6400 / 64);
-        assert_eq!(d.mixed_batches, 0);
-        assert!(d.locks < s.locks);
-    }
-
-    #[test]
-    fn per_device_flushes_partial_buffers() {
-        // 100 entries on dev 0 and 30 on dev 1 for tid 1; 5 on dev 0 for tid 2.
-        let mut devs = vec![0u8; 100];
-        devs.extend([1u8; 30]);
-        let m = run(
-            &[
-                batch(1, &devs[..70]),
-                batch(2, &[0; 5]),
-                batch(1, &devs[70..]),
-            ],
-            &[FreePolicy::PerDevice],
-        );
-        // tid 1: dev 0 → 64 + 36, dev 1 → 30; tid 2: 5.
-        assert_eq!(m[0].locks, 4);
-        assert_eq!(m[0].batches, 4);
-        assert_eq!(m[0].entries, 135);
-        assert_eq!(m[0].runs_per_batch, BTreeMap::from([(1, 4)]));
-    }
-
-    #[test]
-    fn one_device_one_lock_per_batch() {
-        let recs = synth_free(1, 1000, 64, 8, 1);
-        let m = run(&recs, &[FreePolicy::Unsorted, FreePolicy::Sorted]);
-        assert_eq!(m[0].batches, 16);
-        assert_eq!(m[0].locks, 16);
-        assert_eq!(
-            m[0],
-            FreeMetrics {
-                policy: "unsorted".into(),
-                ..m[1].clone()
-            }
-        );
-        assert_eq!(m[0].mixed_batches, 0);
-        assert_eq!(m[0].runs_per_batch, BTreeMap::from([(1, 16)]));
-    }
-
-    #[test]
-    fn rebatching_per_task() {
-        // Two tasks, each 10 entries alternating devices; batch:4 → 3 batches each.
-        let d: Vec<u8> = (0..10).map(|i| (i % 2) as u8).collect();
-        let m = run(
-            &[batch(1, &d[..6]), batch(2, &d), batch(1, &d[6..])],
-            &[FreePolicy::Batch(4), FreePolicy::Batch(1)],
-        );
-        assert_eq!(m[0].batches, 6);
-        assert_eq!(m[0].entries, 20);
-        // Chunks of 4 and 4 and 2, all mixing both devices.
-        assert_eq!(m[0].locks, 12);
-        assert_eq!(m[0].mixed_batches, 6);
-        assert_eq!(m[1].batches, 20);
-        assert_eq!(m[1].locks, 20);
-        assert_eq!(m[1].mixed_batches, 0);
-    }
-
-    #[test]
-    fn policy_names() {
-        assert_eq!(FreePolicy::from_name("unsorted"), Ok(FreePolicy::Unsorted));
-        assert_eq!(FreePolicy::from_name("sorted"), Ok(FreePolicy::Sorted));
-        assert_eq!(
-            FreePolicy::from_name("per-device"),
-            Ok(FreePolicy::PerDevice)
-        );
-        assert_eq!(FreePolicy::from_name("batch:1"), Ok(FreePolicy::Batch(1)));
-        assert_eq!(
-            FreePolicy::from_name("batch:4096"),
-            Ok(FreePolicy::Batch(4096))
-        );
-        for bad in [
-            "batch:0",
-            "batch:4097",
-            "batch:",
-            "batch:x",
-            "batch:-1",
-            "batch:+5",
-            "batch:1e3",
-            "batch:99999999999999",
-        ] {
-            assert_eq!(
-                FreePolicy::from_name(bad),
-                Err(FreeError::BadBatchSize(bad.into())),
-                "{bad}"
-            );
-        }
-        assert!(matches!(
-            FreePolicy::from_name("fifo"),
-            Err(FreeError::UnknownPolicy(_))
-        ));
-        assert!(matches!(
-            FreePolicy::from_name(""),
-            Err(FreeError::UnknownPolicy(_))
-        ));
-        for p in FreePolicy::defaults() {
-            assert_eq!(p.name().parse::<FreePolicy>(), Ok(p));
-        }
-        assert_eq!(free_policy_names().len(), 4);
-    }
-
-    #[test]
-    fn no_batches_is_an_error() {
-        let recs = vec![Record::Task {
-            tid: 1,
-            pid: 1,
-            comm: "x".into(),
-        }];
-        let e = FreeInput::from_records(&recs).unwrap_err();
-        assert_eq!(e, FreeError::NoBatches);
-        assert!(e.to_string().contains("swaptrace doctor"));
-        assert_eq!(FreeInput::from_records(&[]), Err(FreeError::NoBatches));
-    }
-
-    #[test]
-    fn cost_arithmetic() {
-        let c = FreeCost::default();
-        assert_eq!(c.ns(3, 6), 3.0 * 150.0 + 6.0 * 60.0);
-        let m = replay_free(
-            &FreeInput::from_records(&[batch(1, &[0, 1, 0, 1, 1, 0]), batch(1, &[2, 2])])
-                .expect("batches"),
-            &[FreePolicy::Unsorted, FreePolicy::Sorted],
-            FreeCost::new(100.0, 10.0).expect("cost"),
-        );
-        // unsorted: 5 + 1 locks, 8 entries.
-        assert_eq!(m[0].model_ns, 6.0 * 100.0 + 8.0 * 10.0);
-        assert_eq!(m[0].model_ns_per_batch, 340.0);
-        assert_eq!(m[0].locks_per_batch, 3.0);
-        assert_eq!(m[0].locks_per_1k_entries, 750.0);
-        // sorted: 2 + 1 locks.
-        assert_eq!(m[1].model_ns, 3.0 * 100.0 + 80.0);
-        assert!(FreeCost::new(f64::NAN, 1.0).is_err());
-        assert!(FreeCost::new(1.0, -1.0).is_err());
-        assert!(FreeCost::new(f64::INFINITY, 1.0).is_err());
-    }
-
-    #[test]
-    fn empty_batches_and_high_devices() {
-        let m = run(
-            &[batch(1, &[]), batch(1, &[255, 0, 255])],
-            &FreePolicy::defaults(),
-        );
-        assert_eq!(m[0].batches, 2);
-        assert_eq!(m[0].locks, 3);
-        assert_eq!(m[0].runs_per_batch, BTreeMap::from([(0, 1), (3, 1)]));
-        assert_eq!(m[1].locks, 2);
-        assert_eq!(m[2].locks, 2);
-        assert_eq!(m[3].locks, 2);
-    }
-
-    #[test]
-    fn live_summary_and_reports() {
-        let mut recs = synth_free(2, 640, 64, 16, 3);
-        recs.push(Record::FreeBatch {
-            ts: 9,
-            tid: 5,
-            lat_ns: 1_000_000,
-            entries: vec![SwapEntry { dev: 3, offset: 1 }],
-        });
-        let input = FreeInput::from_records(&recs).expect("batches");
-        let live = LiveFree::from_input(&input);
-        assert_eq!(live.batches, 11);
-        assert_eq!(live.entries, 641);
-        assert_eq!(live.devices, vec![0, 1, 3]);
-        assert_eq!(live.mixed_batches, 10);
-        assert!(live.lat_p50_ns >= 4 * 150 + 64 * 60);
-        assert!(live.lat_p50_ns <= live.lat_p90_ns && live.lat_p99_ns <= live.lat_max_ns);
-        assert!(live.lat_max_ns >= 999_000);
-
-        let m = replay_free(&input, &FreePolicy::defaults(), FreeCost::default());
-        let t = free_text(&live, &m);
-        assert!(t.contains("LOCKS/BATCH"));
-        assert!(t.contains("MODEL_US"));
-        assert!(t.contains("[per-device] lock acquisitions"));
-        assert!(t.contains("runs = 4"));
-        let j = free_json(&live, &m);
-        assert_eq!(j["live"]["batches"], 11);
-        assert_eq!(j["policies"][0]["policy"], "unsorted");
-        assert_eq!(j["policies"][0]["locks"], 10 * 4 + 1);
-        assert_eq!(j["policies"][1]["runs_per_batch"]["2"], 10);
-        assert_eq!(j["policies"].as_array().map(|a| a.len()), Some(4));
-    }
-
-    #[test]
-    fn synth_handles_zero_arguments() {
-        let recs = synth_free(0, 10, 0, 0, 0);
-        let input = FreeInput::from_records(&recs).expect("batches");
-        assert_eq!(input.batches.len(), 10);
-        assert!(synth_free(3, 0, 64, 1, 0)
-            .iter()
-            .all(|r| !matches!(r, Record::FreeBatch { .. })));
-    }
-}
+mod tests;

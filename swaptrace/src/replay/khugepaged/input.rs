@@ -1,0 +1,333 @@
+//! A trace's khugepaged scans, stalls (reclaim begins) and inferred
+//! sleeps, and the recording kernel's own outcome.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use super::{
+    KhpError, PressureSignal, DEFAULT_MAX_PTES_SWAP, DEFAULT_SCAN_SLEEP_MS, HPAGE_PMD_NR, NS_PER_MS,
+};
+use crate::trace::{Header, Loaded, Record};
+
+/// `enum scan_result` names of 6.18 (`SCAN_STATUS` in
+/// include/trace/events/huge_memory.h), used when the header has none.
+const STATUS_6_18: [&str; 18] = [
+    "failed",
+    "succeeded",
+    "pmd_null",
+    "pmd_none",
+    "page_pmd_mapped",
+    "exceed_none_pte",
+    "exceed_swap_pte",
+    "exceed_shared_pte",
+    "pte_non_present",
+    "pte_uffd_wp",
+    "pte_mapped_hugepage",
+    "lack_referenced_page",
+    "page_null",
+    "scan_aborted",
+    "not_suitable_page_count",
+    "page_not_in_lru",
+    "page_locked",
+    "page_not_anon",
+];
+
+/// What a scan's kernel status allows, by its name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScanClass {
+    Succeeded,
+    ExceedSwap,
+    LackReferenced,
+    /// A failure unrelated to swap (exceed_none_pte, pmd_null, vma checks…).
+    Other,
+}
+
+impl ScanClass {
+    pub fn from_name(name: &str) -> ScanClass {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "succeeded" | "scan_succeed" => ScanClass::Succeeded,
+            "exceed_swap_pte" | "scan_exceed_swap_pte" => ScanClass::ExceedSwap,
+            "lack_referenced_page"
+            | "no_referenced_page"
+            | "scan_lack_referenced_page"
+            | "scan_no_referenced_page" => ScanClass::LackReferenced,
+            _ => ScanClass::Other,
+        }
+    }
+}
+
+/// One recorded scan of a PMD.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct KhpScan {
+    pub ts: u64,
+    pub tid: u32,
+    pub mm: u32,
+    pub referenced: u32,
+    pub none_or_zero: u32,
+    pub unmapped: u32,
+    pub status: i32,
+    pub class: ScanClass,
+}
+
+/// A reclaim begin: direct (`memcg == false`) or memcg-limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct KhpStall {
+    pub ts: u64,
+    pub memcg: bool,
+}
+
+/// An inferred sleep of a scanning task, from `start` (its last scan
+/// before the gap) to `end` (its next scan).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct KhpSleep {
+    pub tid: u32,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// The recording kernel's own outcome.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct KhpKernel {
+    /// `mm_collapse_huge_page_swapin` records.
+    pub swapin_records: u64,
+    /// Those that swapped pages in.
+    pub swapins: u64,
+    pub swapin_pages: u64,
+    /// (ts, pages) of each swap-in, in time order.
+    #[serde(skip)]
+    pub swapin_events: Vec<(u64, u32)>,
+    /// `mm_collapse_huge_page` records.
+    pub collapse_records: u64,
+    pub collapses_succeeded: u64,
+}
+
+/// A trace's khugepaged scans and pressure signal.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct KhpInput {
+    /// In time order.
+    pub scans: Vec<KhpScan>,
+    /// In time order.
+    pub stalls: Vec<KhpStall>,
+    /// Inferred with `sleep_gap_ns`.
+    pub sleeps: Vec<KhpSleep>,
+    pub sleep_gap_ns: u64,
+    /// Earliest timestamp seen, less 1 ns.
+    pub start_ts: u64,
+    /// `khugepaged/max_ptes_swap` of the header, else the default.
+    pub max_ptes_swap: u32,
+    pub scan_sleep_ms: u64,
+    /// Names of the status codes (the header's, else 6.18's).
+    pub status_names: BTreeMap<i32, String>,
+    pub kernel: KhpKernel,
+    /// Caveats found while reading the trace.
+    pub notes: Vec<String>,
+}
+
+fn header_u64(h: &Header, key: &str, notes: &mut Vec<String>) -> Option<u64> {
+    let v = h.thp.get(key)?;
+    match v.trim().parse::<u64>() {
+        Ok(n) => Some(n),
+        Err(_) => {
+            notes.push(format!(
+                "header thp `{key}` = `{v}` is not a number: default used"
+            ));
+            None
+        }
+    }
+}
+
+/// Default status names: 6.18's `enum scan_result`.
+pub fn default_status_names() -> BTreeMap<i32, String> {
+    STATUS_6_18
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (i as i32, n.to_string()))
+        .collect()
+}
+
+impl KhpInput {
+    pub fn from_loaded(t: &Loaded) -> Result<KhpInput, KhpError> {
+        let mut input = KhpInput::from_records(&t.records, &t.header)?;
+        if !t.problems.is_empty() {
+            input.notes.push(format!(
+                "{} bad or truncated chunks were skipped",
+                t.problems.len()
+            ));
+        }
+        Ok(input)
+    }
+
+    pub fn from_records(records: &[Record], header: &Header) -> Result<KhpInput, KhpError> {
+        let mut notes = Vec::new();
+        let status_names = if header.thp_scan_status.is_empty() {
+            notes.push("no status names in the header: 6.18 numbering assumed".to_string());
+            default_status_names()
+        } else {
+            header.thp_scan_status.clone()
+        };
+        let max_ptes_swap = header_u64(header, "khugepaged/max_ptes_swap", &mut notes)
+            .map(|n| n.min(HPAGE_PMD_NR as u64) as u32)
+            .unwrap_or(DEFAULT_MAX_PTES_SWAP);
+        let scan_sleep_ms = header_u64(header, "khugepaged/scan_sleep_millisecs", &mut notes)
+            .unwrap_or(DEFAULT_SCAN_SLEEP_MS);
+        if header.page_size != 0 && header.page_size != 4096 {
+            notes.push(format!(
+                "page size {} B: the model assumes 4 KiB pages (HPAGE_PMD_NR 512)",
+                header.page_size
+            ));
+        }
+        let class_of = |status: i32| {
+            status_names
+                .get(&status)
+                .map_or(ScanClass::Other, |n| ScanClass::from_name(n))
+        };
+        let succeeded = |status: i32| class_of(status) == ScanClass::Succeeded;
+
+        let mut scans = Vec::new();
+        let mut stalls = Vec::new();
+        let mut kernel = KhpKernel::default();
+        let mut t_min = u64::MAX;
+        for r in records {
+            match r {
+                Record::KhugepagedScan {
+                    ts,
+                    tid,
+                    mm,
+                    referenced,
+                    none_or_zero,
+                    unmapped,
+                    status,
+                } => {
+                    t_min = t_min.min(*ts);
+                    scans.push(KhpScan {
+                        ts: *ts,
+                        tid: *tid,
+                        mm: *mm,
+                        referenced: *referenced,
+                        none_or_zero: *none_or_zero,
+                        unmapped: *unmapped,
+                        status: *status,
+                        class: class_of(*status),
+                    });
+                }
+                Record::Reclaim {
+                    ts,
+                    begin: true,
+                    memcg,
+                    ..
+                } => {
+                    t_min = t_min.min(*ts);
+                    stalls.push(KhpStall {
+                        ts: *ts,
+                        memcg: *memcg,
+                    });
+                }
+                Record::KhugepagedSwapin { ts, swapped_in, .. } => {
+                    t_min = t_min.min(*ts);
+                    kernel.swapin_records += 1;
+                    if *swapped_in > 0 {
+                        kernel.swapins += 1;
+                        kernel.swapin_pages += *swapped_in as u64;
+                        kernel.swapin_events.push((*ts, *swapped_in));
+                    }
+                }
+                Record::Collapse { ts, status, .. } => {
+                    t_min = t_min.min(*ts);
+                    kernel.collapse_records += 1;
+                    kernel.collapses_succeeded += succeeded(*status) as u64;
+                }
+                Record::Lost { what, count, .. }
+                    if *count > 0
+                        && matches!(
+                            what.as_str(),
+                            "khugepaged_scan" | "khugepaged_swapin" | "collapse" | "reclaim"
+                        ) =>
+                {
+                    notes.push(format!("{count} {what} events were lost"));
+                }
+                _ => {}
+            }
+        }
+        if scans.is_empty() {
+            return Err(KhpError::NoScans);
+        }
+        scans.sort_by_key(|s| s.ts);
+        stalls.sort_by_key(|s| s.ts);
+        kernel.swapin_events.sort_by_key(|e| e.0);
+        let mut input = KhpInput {
+            scans,
+            stalls,
+            sleeps: Vec::new(),
+            sleep_gap_ns: (scan_sleep_ms / 2).saturating_mul(NS_PER_MS),
+            start_ts: t_min.saturating_sub(1),
+            max_ptes_swap,
+            scan_sleep_ms,
+            status_names,
+            kernel,
+            notes,
+        };
+        input.sleeps = input.walk(input.sleep_gap_ns).1;
+        Ok(input)
+    }
+
+    /// The name of a status code (`status_N` when unknown).
+    pub fn status_name(&self, status: i32) -> String {
+        self.status_names
+            .get(&status)
+            .cloned()
+            .unwrap_or_else(|| format!("status_{status}"))
+    }
+
+    /// Per scan: the start of its PMD's window (the same task's previous
+    /// scan) and of its sleep window (the task's last inferred sleep); and
+    /// the sleeps, for gaps longer than `gap_ns`.
+    pub(super) fn walk(&self, gap_ns: u64) -> (Vec<(u64, u64)>, Vec<KhpSleep>) {
+        let mut last: HashMap<u32, (u64, u64)> = HashMap::new();
+        let mut sleeps = Vec::new();
+        let windows = self
+            .scans
+            .iter()
+            .map(|s| {
+                let (prev, sleep) = match last.get(&s.tid) {
+                    None => (self.start_ts, self.start_ts),
+                    Some(&(prev, _)) if s.ts.saturating_sub(prev) > gap_ns => {
+                        sleeps.push(KhpSleep {
+                            tid: s.tid,
+                            start: prev,
+                            end: s.ts,
+                        });
+                        (prev, prev)
+                    }
+                    Some(&w) => w,
+                };
+                last.insert(s.tid, (s.ts, sleep));
+                (prev, sleep)
+            })
+            .collect();
+        (windows, sleeps)
+    }
+
+    /// Stall times counted by `signal`, in time order.
+    pub(super) fn stall_times(&self, signal: PressureSignal) -> Vec<u64> {
+        self.stalls
+            .iter()
+            .filter(|s| signal == PressureSignal::Any || !s.memcg)
+            .map(|s| s.ts)
+            .collect()
+    }
+
+    pub(super) fn tasks(&self) -> usize {
+        let mut t: Vec<u32> = self.scans.iter().map(|s| s.tid).collect();
+        t.sort_unstable();
+        t.dedup();
+        t.len()
+    }
+}
+
+/// Whether a stall lies in `(a, b]`.
+pub(super) fn stall_in(stalls: &[u64], a: u64, b: u64) -> bool {
+    let i = stalls.partition_point(|&t| t <= a);
+    stalls.get(i).is_some_and(|&t| t <= b)
+}

@@ -1,0 +1,467 @@
+use std::collections::BTreeMap;
+
+use super::synth::{ST_LACK_REFERENCED, ST_SUCCEEDED};
+use super::*;
+use crate::trace::{Header, Record};
+
+fn input(s: &KhpSynth) -> KhpInput {
+    KhpInput::from_records(&synth_khugepaged(s), &s.header()).expect("scans")
+}
+
+fn run(input: &KhpInput, names: &[&str], params: &[&str]) -> Vec<KhpMetrics> {
+    let pols = KhpPolicy::parse_list(names).expect("policies");
+    replay_khugepaged(input, &pols, &KhpParams::parse(params).expect("params"))
+}
+
+fn scan(ts: u64, referenced: u32, unmapped: u32, status: i32) -> Record {
+    Record::KhugepagedScan {
+        ts,
+        tid: 5,
+        mm: 1,
+        referenced,
+        none_or_zero: 0,
+        unmapped,
+        status,
+    }
+}
+
+fn stall(ts: u64, memcg: bool) -> Record {
+    Record::Reclaim {
+        ts,
+        tid: 9,
+        begin: true,
+        memcg,
+        nr_reclaimed: 0,
+    }
+}
+
+const MS: u64 = NS_PER_MS;
+
+#[test]
+fn always_swaps_in_everything_under_the_limit() {
+    let s = KhpSynth::default();
+    let inp = input(&s);
+    let m = &run(&inp, &["always"], &[])[0];
+    let eligible: Vec<&KhpScan> = inp
+        .scans
+        .iter()
+        .filter(|x| {
+            x.unmapped > 0 && x.unmapped <= 64 && x.referenced > 0 && x.class != ScanClass::Other
+        })
+        .collect();
+    assert!(eligible.len() > 20);
+    assert_eq!(m.swapins, eligible.len() as u64);
+    assert_eq!(
+        m.pages_in,
+        eligible.iter().map(|x| x.unmapped as u64).sum::<u64>()
+    );
+    assert_eq!(m.max_ptes_swap, 64);
+    assert_eq!(m.refused_pressure, 0);
+    assert_eq!(m.truncated_swapins, 0);
+    assert_eq!(m.attempts, inp.scans.len() as u64);
+    assert_eq!(
+        m.swap_attempts,
+        inp.scans.iter().filter(|x| x.unmapped > 0).count() as u64
+    );
+    assert!(m.refused_limit > 0);
+    assert_eq!(
+        m.swapins + m.refused_limit + m.refused_referenced + m.refused_pressure,
+        m.swap_attempts
+            - inp
+                .scans
+                .iter()
+                .filter(|x| x.unmapped > 0 && x.class == ScanClass::Other)
+                .count() as u64
+    );
+    assert_eq!(m.huge_bytes, m.collapses * 2 * 1024 * 1024);
+    assert!(
+        (m.io_ms - (m.pages_in as f64 * 30.0 + m.swapins as f64 * 100.0) / 1000.0).abs() < 1e-9
+    );
+}
+
+#[test]
+fn referenced_half_refuses_few_young_ptes() {
+    let recs = [
+        scan(10, 255, 10, ST_LACK_REFERENCED),
+        scan(20, 256, 10, ST_SUCCEEDED),
+        scan(30, 100, 0, ST_SUCCEEDED),
+        scan(40, 0, 0, ST_LACK_REFERENCED),
+        scan(50, 1, 64, ST_LACK_REFERENCED),
+    ];
+    let inp = KhpInput::from_records(&recs, &Header::default()).expect("scans");
+    let m = run(&inp, &["referenced-half", "always"], &[]);
+    assert_eq!((m[0].swapins, m[0].pages_in), (1, 10));
+    assert_eq!(m[0].refused_referenced, 2);
+    assert_eq!(m[0].collapses, 2);
+    assert_eq!((m[1].swapins, m[1].pages_in), (3, 84));
+    assert_eq!(m[1].collapses, 4);
+
+    let inp = input(&KhpSynth::default());
+    let m = run(&inp, &["referenced-half", "always"], &[]);
+    assert!(m[0].swapins < m[1].swapins);
+    // The synthetic kernel is 6.18: referenced-half is what it did.
+    assert_eq!(m[0].swapins, inp.kernel.swapins);
+    assert_eq!(m[0].pages_in, inp.kernel.swapin_pages);
+    assert_eq!(m[0].collapses, inp.kernel.collapses_succeeded);
+}
+
+#[test]
+fn per_pmd_swaps_in_more_than_at_sleep_when_stalls_fall_in_sleeps() {
+    let s = KhpSynth::default();
+    let inp = input(&s);
+    assert_eq!(inp.sleeps.len() as u32, s.phases * s.passes_per_phase - 1);
+    let m = run(
+        &inp,
+        &["always", "allocstall-per-pmd", "allocstall-at-sleep"],
+        &[],
+    );
+    let (a, pmd, sleep) = (&m[0], &m[1], &m[2]);
+    assert!(pmd.swapins > sleep.swapins, "{pmd:?} {sleep:?}");
+    assert!(sleep.refused_pressure > pmd.refused_pressure);
+    // Per PMD, only the first scan of a pass can see the stall.
+    assert!(pmd.refused_pressure <= (s.phases / 2 * s.passes_per_phase) as u64);
+    for x in [pmd, sleep] {
+        assert_eq!(x.swapins + x.refused_pressure, a.swapins);
+    }
+    // No stall at all: both as `always`.
+    let calm = input(&KhpSynth {
+        stalls_in_sleeps: false,
+        ..KhpSynth::default()
+    });
+    let m = run(
+        &calm,
+        &["always", "allocstall-per-pmd", "allocstall-at-sleep"],
+        &[],
+    );
+    assert_eq!(m[1].swapins, m[0].swapins);
+    assert_eq!(m[2].swapins, m[0].swapins);
+    // A gap threshold above the sleeps: no sleep seen, at-sleep refuses all after the first stall.
+    let m = run(&inp, &["allocstall-at-sleep"], &["sleep-gap-ms=60000"]);
+    assert!(m[0].swapins < sleep.swapins);
+}
+
+#[test]
+fn dense_stalls_leave_no_swapin_under_pressure() {
+    let s = KhpSynth {
+        stalls_in_sleeps: false,
+        stall_period_us: 2000,
+        ..KhpSynth::default()
+    };
+    let inp = input(&s);
+    let m = run(
+        &inp,
+        &["always", "allocstall-per-pmd", "allocstall-at-sleep"],
+        &[],
+    );
+    assert!(m[0].pages_under_pressure > 0);
+    for x in &m[1..] {
+        assert_eq!(x.pages_under_pressure, 0, "{}", x.policy);
+        assert_eq!(x.swapins_under_pressure, 0, "{}", x.policy);
+        assert_eq!(x.swapins + x.refused_pressure, m[0].swapins);
+        assert_eq!(x.refused_pressure, m[0].swapins_under_pressure);
+    }
+    // The same stalls as memcg reclaim: ignored with pressure=direct.
+    let inp = input(&KhpSynth { memcg: true, ..s });
+    let any = run(&inp, &["always", "allocstall-at-sleep"], &[]);
+    let direct = run(
+        &inp,
+        &["always", "allocstall-at-sleep"],
+        &["pressure=direct"],
+    );
+    assert!(any[1].swapins < any[0].swapins);
+    assert_eq!(direct[1].swapins, direct[0].swapins);
+    assert_eq!(direct[0].pages_under_pressure, 0);
+}
+
+#[test]
+fn per_pmd_window_starts_at_previous_scan() {
+    let recs = [
+        scan(100 * MS, 300, 8, ST_SUCCEEDED),
+        stall(101 * MS, false),
+        scan(102 * MS, 300, 8, ST_SUCCEEDED),
+        scan(104 * MS, 300, 8, ST_SUCCEEDED),
+        // A sleep (gap > 5 s), with a stall inside it.
+        stall(3000 * MS, false),
+        scan(10_104 * MS, 300, 8, ST_SUCCEEDED),
+        scan(10_106 * MS, 300, 8, ST_SUCCEEDED),
+    ];
+    let inp = KhpInput::from_records(&recs, &Header::default()).expect("scans");
+    assert_eq!(inp.sleeps.len(), 1);
+    assert_eq!(inp.sleeps[0].start, 104 * MS);
+    let m = run(&inp, &["allocstall-per-pmd", "allocstall-at-sleep"], &[]);
+    // Per PMD: scans 2 and 4 refused; at sleep: all but the first.
+    assert_eq!(m[0].swapins, 3);
+    assert_eq!(m[1].swapins, 1);
+    let m = run(&inp, &["always"], &["pressure-window-ms=5"]);
+    assert_eq!(m[0].swapins_under_pressure, 2);
+}
+
+#[test]
+fn max_ptes_swap_n() {
+    let inp = input(&KhpSynth::default());
+    let m = run(
+        &inp,
+        &["max-ptes-swap:0", "max-ptes-swap:512", "always"],
+        &[],
+    );
+    assert_eq!((m[0].swapins, m[0].pages_in), (0, 0));
+    assert_eq!(m[0].max_ptes_swap, 0);
+    assert_eq!(m[0].refused_referenced, 0);
+    assert!(m[0].refused_limit > 0);
+    assert!(m[0].collapses > 0);
+    assert!(m[1].swapins > m[2].swapins);
+    assert!(m[1].truncated_swapins > 0);
+    assert_eq!(m[1].swapins, m[2].swapins + m[1].truncated_swapins);
+}
+
+#[test]
+fn status_names_come_from_the_header() {
+    let h = Header {
+        thp_scan_status: BTreeMap::from([
+            (0, "failed".to_string()),
+            (3, "succeeded".to_string()),
+            (9, "exceed_swap_pte".to_string()),
+            (4, "no_referenced_page".to_string()),
+        ]),
+        thp: BTreeMap::from([("khugepaged/max_ptes_swap".to_string(), "100".to_string())]),
+        ..Header::default()
+    };
+    let recs = [
+        scan(10, 300, 80, 9),
+        scan(20, 300, 0, 3),
+        scan(30, 300, 10, 6),
+        scan(40, 10, 10, 4),
+    ];
+    let inp = KhpInput::from_records(&recs, &h).expect("scans");
+    assert_eq!(inp.max_ptes_swap, 100);
+    assert_eq!(inp.status_name(9), "exceed_swap_pte");
+    assert_eq!(inp.status_name(6), "status_6");
+    let m = run(&inp, &["always"], &[]);
+    // 9 → exceed_swap_pte (80 <= 100), 4 → no_referenced_page, 6 unknown → blocked.
+    assert_eq!((m[0].swapins, m[0].pages_in), (2, 90));
+    assert_eq!(m[0].blocked, 1);
+    assert_eq!(m[0].collapses, 3);
+    // Without the map, 6.18's: 9 is pte_uffd_wp, 6 exceed_swap_pte.
+    let inp = KhpInput::from_records(&recs, &Header::default()).expect("scans");
+    assert_eq!(inp.max_ptes_swap, 64);
+    let m = run(&inp, &["always"], &[]);
+    assert_eq!((m[0].swapins, m[0].pages_in), (1, 10));
+    assert_eq!(m[0].blocked, 3);
+    assert!(inp.notes.iter().any(|n| n.contains("6.18")));
+    let live = KhpLive::from_input(&inp, &KhpParams::default());
+    assert_eq!(live.scans_by_status.get("pte_uffd_wp"), Some(&1));
+    assert_eq!(live.scans_by_status.get("page_pmd_mapped"), Some(&1));
+}
+
+#[test]
+fn junk_policies_and_params_are_rejected() {
+    for bad in ["", "fifo", "Always", "max-ptes-swap", "referenced"] {
+        assert!(
+            matches!(KhpPolicy::from_name(bad), Err(KhpError::UnknownPolicy(_))),
+            "{bad}"
+        );
+    }
+    for bad in [
+        "max-ptes-swap:",
+        "max-ptes-swap:513",
+        "max-ptes-swap:-1",
+        "max-ptes-swap:+1",
+        "max-ptes-swap:x",
+        "max-ptes-swap:99999999999",
+    ] {
+        assert_eq!(
+            KhpPolicy::from_name(bad),
+            Err(KhpError::BadPolicyParam(bad.into())),
+            "{bad}"
+        );
+    }
+    assert_eq!(
+        KhpPolicy::from_name("max-ptes-swap:512"),
+        Ok(KhpPolicy::MaxPtesSwap(512))
+    );
+    for p in KhpPolicy::defaults()
+        .into_iter()
+        .chain([KhpPolicy::MaxPtesSwap(0)])
+    {
+        assert_eq!(p.name().parse::<KhpPolicy>(), Ok(p));
+    }
+    assert_eq!(KhpPolicy::parse_list(&[]), Ok(KhpPolicy::defaults()));
+    for bad in [
+        "pressure=some",
+        "pressure",
+        "page-us=-1",
+        "page-us=nan",
+        "request-us=inf",
+        "pressure-window-ms=x",
+        "pressure-window-ms=-5",
+        "pressure-window-ms=1e3",
+        "sleep-gap-ms=soon",
+        "foo=1",
+        "",
+    ] {
+        assert!(
+            matches!(KhpParams::parse(&[bad]), Err(KhpError::BadParam(..))),
+            "{bad}"
+        );
+    }
+    let p = KhpParams::parse(&[
+        "pressure=direct",
+        "pressure-window-ms=0",
+        "page-us=2.5",
+        "request-us=0",
+        "sleep-gap-ms=7",
+    ])
+    .expect("params");
+    assert_eq!(p.pressure, PressureSignal::Direct);
+    assert_eq!(
+        (p.pressure_window_ms, p.page_us, p.request_us),
+        (0, 2.5, 0.0)
+    );
+    assert_eq!(p.sleep_gap_ms, Some(7));
+    let p = KhpParams::parse(&["sleep-gap-ms=7", "sleep-gap-ms=auto"]).expect("params");
+    assert_eq!(p.sleep_gap_ms, None);
+}
+
+#[test]
+fn no_scans_is_an_error() {
+    let recs = [
+        stall(5, false),
+        Record::KhugepagedSwapin {
+            ts: 1,
+            tid: 1,
+            mm: 1,
+            swapped_in: 3,
+            referenced: 9,
+            ret: 1,
+        },
+    ];
+    let e = KhpInput::from_records(&recs, &Header::default()).unwrap_err();
+    assert_eq!(e, KhpError::NoScans);
+    assert!(e.to_string().contains("mm_khugepaged_scan_pmd"));
+    assert_eq!(
+        KhpInput::from_records(&[], &Header::default()),
+        Err(KhpError::NoScans)
+    );
+}
+
+#[test]
+fn bad_header_values_fall_back() {
+    let h = Header {
+        thp: BTreeMap::from([
+            ("khugepaged/max_ptes_swap".to_string(), "lots".to_string()),
+            (
+                "khugepaged/scan_sleep_millisecs".to_string(),
+                "0".to_string(),
+            ),
+        ]),
+        ..Header::default()
+    };
+    let inp = KhpInput::from_records(&[scan(1, 1, 1, 1), scan(2, 1, 1, 1)], &h).expect("scans");
+    assert_eq!(inp.max_ptes_swap, 64);
+    assert_eq!(inp.scan_sleep_ms, 0);
+    assert_eq!(inp.sleeps.len(), 1);
+    assert!(inp.notes.iter().any(|n| n.contains("lots")));
+}
+
+#[test]
+fn live_side() {
+    let s = KhpSynth {
+        stall_period_us: 2000,
+        ..KhpSynth::default()
+    };
+    let inp = input(&s);
+    let params = KhpParams::default();
+    let live = KhpLive::from_input(&inp, &params);
+    assert_eq!(live.scans, inp.scans.len() as u64);
+    assert_eq!(live.tasks, 1);
+    assert!(live.kernel.swapins > 0);
+    assert_eq!(live.kernel.swapins, live.kernel.swapin_records);
+    assert!(live.pages_under_pressure > 0);
+    assert_eq!(live.stalls_memcg, 0);
+    assert!(live.stalls_direct > 0);
+    assert_eq!(live.sleep_gap_ms, 5000.0);
+    assert_eq!(
+        live.scans_by_status.values().sum::<u64>(),
+        inp.scans.len() as u64
+    );
+    assert!(live.scans_by_status.contains_key("lack_referenced_page"));
+}
+
+fn loaded(records: Vec<Record>, header: Header) -> Loaded {
+    Loaded {
+        header,
+        records,
+        footer: None,
+        problems: Vec::new(),
+        skipped: 0,
+        chunks: Vec::new(),
+    }
+}
+
+#[test]
+fn policy_table_parses_and_keeps_the_default_set() {
+    for p in POLICIES.iter().filter(|p| !p.name.ends_with(":N")) {
+        assert_eq!(
+            KhpPolicy::from_name(p.name).map(|x| x.name()),
+            Ok(p.name.into())
+        );
+    }
+    // `all`: the four kernel rules and the swap PTE limit alone at 512.
+    let mut all: Vec<String> = KhpPolicy::defaults().iter().map(|p| p.name()).collect();
+    all.push("max-ptes-swap:512".into());
+    assert_eq!(ReplayRequest::default().names(POLICIES), all);
+    let e = KhpPolicy::from_name("fifo").unwrap_err().to_string();
+    assert!(
+        e.contains("referenced-half, max-ptes-swap:512, max-ptes-swap:N)"),
+        "{e}"
+    );
+    let e = KhpParams::parse(&["foo=1"]).unwrap_err().to_string();
+    assert!(
+        e.ends_with(
+            "unknown key (keys: pressure, pressure-window-ms, page-us, request-us, sleep-gap-ms)"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn run_parses_params_and_policies() {
+    let s = KhpSynth::default();
+    let t = loaded(synth_khugepaged(&s), s.header());
+    let r = super::run(&t, &ReplayRequest::default()).expect("replay");
+    let names: Vec<&str> = r.metrics.iter().map(|m| m.policy.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "always",
+            "allocstall-per-pmd",
+            "allocstall-at-sleep",
+            "referenced-half",
+            "max-ptes-swap:512"
+        ]
+    );
+    assert!(r.footprint.is_empty());
+    let params = ["pressure=direct".to_string()];
+    let req = ReplayRequest {
+        policies: Some("max-ptes-swap:0,always"),
+        params: &params,
+        ..ReplayRequest::default()
+    };
+    let r = super::run(&t, &req).expect("replay");
+    assert_eq!(r.metrics.len(), 2);
+    assert_eq!(r.metrics[0].max_ptes_swap, 0);
+    assert_eq!(r.live.params.pressure, PressureSignal::Direct);
+    let bad = ["pressure=some".to_string()];
+    let req = ReplayRequest {
+        params: &bad,
+        ..ReplayRequest::default()
+    };
+    assert!(matches!(super::run(&t, &req), Err(KhpError::BadParam(..))));
+    assert_eq!(
+        super::run(
+            &loaded(Vec::new(), Header::default()),
+            &ReplayRequest::default()
+        ),
+        Err(KhpError::NoScans)
+    );
+}

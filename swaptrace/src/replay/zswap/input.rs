@@ -1,0 +1,265 @@
+//! A trace's zswap-relevant events, one per page, and the recording
+//! kernel's own counts.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::Serialize;
+
+use super::ZswapError;
+use crate::trace::{Loaded, OutKind, Record, SwapEntry};
+
+/// Largest swap-out folio taken from a record, in pages.
+const MAX_FOLIO_PAGES: u32 = 1 << 13;
+/// Where the recording kernel found a swapped-in page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LiveIn {
+    Zswap,
+    Disk,
+    Zero,
+    /// No read counted (e.g. a major fault that waited on another task's read).
+    Other,
+}
+
+/// One page-level event of the replay, in trace order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZswapEvent {
+    /// One page swapped out; `how` is what the recording kernel did with it.
+    Out {
+        ts: u64,
+        entry: SwapEntry,
+        how: OutKind,
+    },
+    /// A swap-in that read the page (not a swap-cache hit), with the
+    /// readahead window read around it (`swap_cluster_readahead()`'s
+    /// aligned block of `window` offsets; 1 = the page alone).
+    In {
+        ts: u64,
+        entry: SwapEntry,
+        live: LiveIn,
+        window: u32,
+    },
+    /// A minor fault without reads: the page was still in the swap cache.
+    CacheHit { ts: u64, entry: SwapEntry },
+    /// Direct or memcg reclaim began (`begin`) or ended.
+    Reclaim { ts: u64, begin: bool },
+}
+
+impl ZswapEvent {
+    pub fn ts(&self) -> u64 {
+        match *self {
+            ZswapEvent::Out { ts, .. }
+            | ZswapEvent::In { ts, .. }
+            | ZswapEvent::CacheHit { ts, .. }
+            | ZswapEvent::Reclaim { ts, .. } => ts,
+        }
+    }
+}
+
+/// The recording kernel's own counts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ZswapLive {
+    /// Swap-out pages, and how they went.
+    pub swap_outs: u64,
+    pub zswap_stores: u64,
+    pub disk_swap_outs: u64,
+    pub zero_swap_outs: u64,
+    pub unknown_swap_outs: u64,
+    pub swap_faults: u64,
+    pub faults_without_entry: u64,
+    pub cache_hits: u64,
+    /// Sum of `zswap_loads` over faults.
+    pub zswap_loads: u64,
+    /// Faults that read from disk and loaded nothing from zswap.
+    pub disk_swapins: u64,
+    pub disk_pages_read: u64,
+    /// Sum of `ZswapWriteback.nr`.
+    pub writebacks: u64,
+    /// `ZswapOp` records (exact probes only).
+    pub zswap_ops: u64,
+    pub store_ok: u64,
+    pub store_rejected: u64,
+    pub load_found: u64,
+    pub load_missed: u64,
+    pub reclaim_episodes: u64,
+    pub lost: u64,
+    pub duration_s: f64,
+    /// vmstat deltas over the recording, when header and footer have them.
+    pub zswpout: Option<u64>,
+    pub zswpin: Option<u64>,
+    pub zswpwb: Option<u64>,
+    pub pswpin: Option<u64>,
+    pub pswpout: Option<u64>,
+}
+
+/// A trace's zswap-relevant events, one per page.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ZswapInput {
+    pub events: Vec<ZswapEvent>,
+    pub page_size: u64,
+    /// The memory figure the pool limit is a share of: all of RAM (as
+    /// `totalram_pages()`), in pages; None for a bare record slice.
+    pub memory_pages: Option<u64>,
+    /// Distinct swap entries swapped out: stands in for memory when
+    /// `memory_pages` is unknown.
+    pub distinct_out_pages: u64,
+    /// Whether any `Reclaim { begin: true }` was recorded.
+    pub has_reclaim: bool,
+    pub live: ZswapLive,
+}
+
+impl ZswapInput {
+    /// Events from `records`; `page_size` 0 is taken as 4096.
+    pub fn from_records(records: &[Record], page_size: u64) -> Result<ZswapInput, ZswapError> {
+        let mut input = ZswapInput {
+            page_size: if page_size == 0 { 4096 } else { page_size },
+            ..ZswapInput::default()
+        };
+        let live = &mut input.live;
+        let mut distinct: HashSet<SwapEntry> = HashSet::new();
+        let mut windows: HashMap<SwapEntry, u32> = HashMap::new();
+        let (mut t_min, mut t_max) = (u64::MAX, 0u64);
+        for r in records {
+            match r {
+                Record::SwapOut {
+                    ts, entry, nr, how, ..
+                } => {
+                    // nr 0 as 1; at most a PMD folio of 64 KiB pages.
+                    let nr = (*nr).clamp(1, MAX_FOLIO_PAGES) as u64;
+                    live.swap_outs += nr;
+                    *match how {
+                        OutKind::Zswap => &mut live.zswap_stores,
+                        OutKind::Io => &mut live.disk_swap_outs,
+                        OutKind::Zero => &mut live.zero_swap_outs,
+                        OutKind::Unknown => &mut live.unknown_swap_outs,
+                    } += nr;
+                    for i in 0..nr {
+                        let e = SwapEntry {
+                            dev: entry.dev,
+                            offset: entry.offset.wrapping_add(i),
+                        };
+                        distinct.insert(e);
+                        input.events.push(ZswapEvent::Out {
+                            ts: *ts,
+                            entry: e,
+                            how: *how,
+                        });
+                    }
+                }
+                Record::SwapFault {
+                    ts,
+                    entry,
+                    major,
+                    pages_read,
+                    zero_reads,
+                    zswap_loads,
+                    ..
+                } => {
+                    live.swap_faults += 1;
+                    live.zswap_loads += *zswap_loads as u64;
+                    live.disk_pages_read += *pages_read as u64;
+                    if *pages_read > 0 && *zswap_loads == 0 {
+                        live.disk_swapins += 1;
+                    }
+                    let no_reads = *pages_read == 0 && *zero_reads == 0 && *zswap_loads == 0;
+                    if !*major && no_reads {
+                        live.cache_hits += 1;
+                    }
+                    let Some(entry) = *entry else {
+                        live.faults_without_entry += 1;
+                        continue;
+                    };
+                    // The window: recorded by the exact probes, else the
+                    // pages this fault read, rounded up to a power of two.
+                    let reads = pages_read + zero_reads + zswap_loads;
+                    let window = windows
+                        .remove(&entry)
+                        .unwrap_or_else(|| reads.max(1).next_power_of_two());
+                    input.events.push(if !*major && no_reads {
+                        ZswapEvent::CacheHit { ts: *ts, entry }
+                    } else {
+                        let live = if *zswap_loads > 0 {
+                            LiveIn::Zswap
+                        } else if *pages_read > 0 {
+                            LiveIn::Disk
+                        } else if *zero_reads > 0 {
+                            LiveIn::Zero
+                        } else {
+                            LiveIn::Other
+                        };
+                        ZswapEvent::In {
+                            ts: *ts,
+                            entry,
+                            live,
+                            window,
+                        }
+                    });
+                }
+                Record::RaWindow { entry, window, .. } => {
+                    windows.insert(*entry, *window);
+                }
+                Record::Reclaim { ts, begin, .. } => {
+                    if *begin {
+                        live.reclaim_episodes += 1;
+                        input.has_reclaim = true;
+                    }
+                    input.events.push(ZswapEvent::Reclaim {
+                        ts: *ts,
+                        begin: *begin,
+                    });
+                }
+                Record::ZswapWriteback { ts, nr, .. } => {
+                    live.writebacks += *nr as u64;
+                    (t_min, t_max) = (t_min.min(*ts), t_max.max(*ts));
+                }
+                Record::ZswapOp { ts, load, ok, .. } => {
+                    live.zswap_ops += 1;
+                    *match (*load, *ok) {
+                        (false, true) => &mut live.store_ok,
+                        (false, false) => &mut live.store_rejected,
+                        (true, true) => &mut live.load_found,
+                        (true, false) => &mut live.load_missed,
+                    } += 1;
+                    (t_min, t_max) = (t_min.min(*ts), t_max.max(*ts));
+                }
+                Record::Lost { count, .. } => live.lost += count,
+                _ => {}
+            }
+        }
+        for e in &input.events {
+            (t_min, t_max) = (t_min.min(e.ts()), t_max.max(e.ts()));
+        }
+        if t_max > t_min {
+            input.live.duration_s = (t_max - t_min) as f64 / 1e9;
+        }
+        input.distinct_out_pages = distinct.len() as u64;
+        if input.distinct_out_pages == 0 {
+            return Err(ZswapError::NothingToReplay);
+        }
+        Ok(input)
+    }
+
+    /// Events of a loaded trace, with its memory figure and vmstat deltas.
+    pub fn from_loaded(t: &Loaded) -> Result<ZswapInput, ZswapError> {
+        let mut input = ZswapInput::from_records(&t.records, t.header.page_size)?;
+        let h = &t.header;
+        // `zswap_max_pages()`: max_pool_percent of all of RAM
+        // (`totalram_pages()`), whatever the cgroup's limit.
+        if h.mem_total_kib > 0 {
+            input.memory_pages = Some(h.mem_total_kib * 1024 / h.page_size.max(1));
+        }
+        let d = |k: &str| t.vmstat_delta(k).map(|d| d.max(0) as u64);
+        let live = &mut input.live;
+        live.zswpout = d("zswpout");
+        live.zswpin = d("zswpin");
+        live.zswpwb = d("zswpwb");
+        live.pswpin = d("pswpin");
+        live.pswpout = d("pswpout");
+        Ok(input)
+    }
+
+    /// Pages of memory the pool limit is a percentage of.
+    pub fn memory_figure(&self) -> u64 {
+        self.memory_pages.unwrap_or(self.distinct_out_pages)
+    }
+}
