@@ -6,6 +6,7 @@ mod doctor;
 mod guest;
 mod hist;
 mod info;
+mod recorded;
 mod metric_hist;
 #[cfg(feature = "plot")]
 mod plot;
@@ -17,6 +18,7 @@ pub use compare::{compare, Comparison, COMPARED};
 pub use doctor::{doctor_json, doctor_text};
 pub use guest::{verify_guest_out, GuestVerdict};
 pub use hist::{CountTable, Log2Hist};
+pub use recorded::recorded_text;
 pub use info::{info_json, info_text, summary, utc, SWAP_COUNTERS};
 pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut, RA_WINDOW_TITLE};
 #[cfg(feature = "plot")]
