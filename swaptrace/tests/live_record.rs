@@ -12,13 +12,13 @@ use swaptrace::workload::{Pattern, WorkloadSpec};
 
 const EXE: &str = env!("CARGO_BIN_EXE_swaptrace");
 
-/// None (and the reason printed) where the test cannot run.
-fn live_or_why(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+/// The live-test lock; a run without root fails with the reason (these
+/// tests are `#[ignore]`d, so only an explicit `--ignored` run gets here).
+fn live(test: &str) -> std::sync::MutexGuard<'static, ()> {
     if let Err(e) = lab::require_root() {
-        eprintln!("SKIPPED {test}: {e}");
-        return None;
+        panic!("{test} cannot run: {e}");
     }
-    Some(lab::live_test_lock())
+    lab::live_test_lock()
 }
 
 fn scratch() -> PathBuf {
@@ -28,10 +28,9 @@ fn scratch() -> PathBuf {
 }
 
 #[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn recorded_swap_traffic_matches_vmstat() {
-    let Some(_lock) = live_or_why("recorded_swap_traffic_matches_vmstat") else {
-        return;
-    };
+    let _lock = live("recorded_swap_traffic_matches_vmstat");
     let dir = scratch();
     let out = dir.join("live.swt");
     let swaps_before = std::fs::read_to_string("/proc/swaps").unwrap();
@@ -136,10 +135,9 @@ fn recorded_swap_traffic_matches_vmstat() {
 }
 
 #[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn duration_bounded_recording_is_finalized() {
-    let Some(_lock) = live_or_why("duration_bounded_recording_is_finalized") else {
-        return;
-    };
+    let _lock = live("duration_bounded_recording_is_finalized");
     let dir = scratch();
     let out = dir.join("idle.swt");
     let r = record(&RecordOptions {
@@ -162,10 +160,9 @@ fn duration_bounded_recording_is_finalized() {
 }
 
 #[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn command_exit_code_and_missing_command_are_reported() {
-    let Some(_lock) = live_or_why("command_exit_code_and_missing_command_are_reported") else {
-        return;
-    };
+    let _lock = live("command_exit_code_and_missing_command_are_reported");
     let dir = scratch();
     let out = dir.join("false.swt");
     let r = record(&RecordOptions {
@@ -191,10 +188,9 @@ fn command_exit_code_and_missing_command_are_reported() {
 }
 
 #[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn sigint_stops_recording_and_finalizes_the_trace() {
-    let Some(_lock) = live_or_why("sigint_stops_recording_and_finalizes_the_trace") else {
-        return;
-    };
+    let _lock = live("sigint_stops_recording_and_finalizes_the_trace");
     let dir = scratch();
     let out = dir.join("int.swt");
     let mut child = std::process::Command::new(EXE)
@@ -216,10 +212,9 @@ fn sigint_stops_recording_and_finalizes_the_trace() {
 }
 
 #[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn cgroup_filter_keeps_only_the_cgroups_tasks() {
-    let Some(_lock) = live_or_why("cgroup_filter_keeps_only_the_cgroups_tasks") else {
-        return;
-    };
+    let _lock = live("cgroup_filter_keeps_only_the_cgroups_tasks");
     let dir = scratch();
     let _swap = lab::SwapFile::create(&dir, 1 << 30, None).unwrap();
     let cg = lab::MemCgroup::create("swaptrace-filter-", 128 << 20).unwrap();
@@ -267,10 +262,9 @@ fn cgroup_filter_keeps_only_the_cgroups_tasks() {
 /// Seed 001 on a kernel without a free probe: the swap entries a killed
 /// process frees at exit are seen as zap batches, and add up to its VmSwap.
 #[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn exit_frees_are_recorded_as_zap_batches() {
-    let Some(_lock) = live_or_why("exit_frees_are_recorded_as_zap_batches") else {
-        return;
-    };
+    let _lock = live("exit_frees_are_recorded_as_zap_batches");
     let dir = scratch();
     let _swap = lab::SwapFile::create(&dir, 1 << 30, None).unwrap();
     let cg = lab::MemCgroup::create("swaptrace-zap-", 64 << 20).unwrap();
@@ -318,7 +312,7 @@ fn exit_frees_are_recorded_as_zap_batches() {
     unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
     assert!(rec.wait().unwrap().success());
     let t = read_trace(&out).unwrap();
-    let spans = swaptrace::report::zap_spans(&t.records);
+    let spans = swaptrace::replay::free::zap_spans(&t.records);
     eprintln!(
         "VmSwap {swapped} pages; {}",
         swaptrace::report::zap_text(&spans)
@@ -344,10 +338,9 @@ fn exit_frees_are_recorded_as_zap_batches() {
 /// writebacks recorded from the memcg counters match /proc/vmstat, and
 /// the header and footer carry zswap's settings and pool.
 #[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn zswap_traffic_matches_vmstat() {
-    let Some(_lock) = live_or_why("zswap_traffic_matches_vmstat") else {
-        return;
-    };
+    let _lock = live("zswap_traffic_matches_vmstat");
     let knob = "/sys/module/zswap/parameters/enabled";
     if !std::path::Path::new(knob).exists() {
         eprintln!("SKIPPED zswap_traffic_matches_vmstat: this kernel has no zswap ({knob})");
@@ -405,10 +398,9 @@ fn zswap_traffic_matches_vmstat() {
 /// in. Every collapse and swap-in is recorded, and the collapses match the
 /// kernel's own counters.
 #[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn khugepaged_collapses_and_swapins_are_recorded() {
-    let Some(_lock) = live_or_why("khugepaged_collapses_and_swapins_are_recorded") else {
-        return;
-    };
+    let _lock = live("khugepaged_collapses_and_swapins_are_recorded");
     let k = "/sys/kernel/mm/transparent_hugepage";
     if !std::path::Path::new(k).exists() {
         eprintln!("SKIPPED khugepaged test: no transparent huge pages ({k})");

@@ -14,7 +14,7 @@ pub use demo::{run_demo, workload_command, DemoOptions};
 #[cfg(feature = "live")]
 pub use live::{monotonic_ns, record, RecordError, RecordOptions, Recorded};
 #[cfg(feature = "live")]
-pub use top::{top, Interval, TopOptions};
+pub use top::{top, Interval, TopOptions, TOP_SECTIONS};
 
 use crate::trace::{OutKind, RaSource, ReadKind, Record, SwapEntry, Syscall};
 use serde::Serialize;

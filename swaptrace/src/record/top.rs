@@ -178,6 +178,19 @@ impl Interval {
 
 /// Attaches, then calls `show` at the end of every interval until `count`
 /// intervals, SIGINT or SIGTERM; detaches on return.
+/// The sections `top --metric` may name, in display order.
+pub const TOP_SECTIONS: &[&str] = &[
+    "faults",
+    "pages-read",
+    "ra-window",
+    "swap-out",
+    "free-latency",
+    "khugepaged",
+    "zswap",
+    "reclaim",
+    "vmstat",
+];
+
 pub fn top(opts: &TopOptions, show: impl FnMut(&Interval)) -> Result<u64, RecordError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

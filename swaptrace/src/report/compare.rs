@@ -1,5 +1,5 @@
 //! `swaptrace compare A B`: two traces side by side, as a patch description
-//! shows them (seeds 000-004): counter deltas with the change in %, the
+//! shows them (the five threads of docs/extending.md): counter deltas with the change in %, the
 //! readahead window table in argdist form, latency percentiles.
 
 use super::metric_hist::{histogram, During, HistMetric};

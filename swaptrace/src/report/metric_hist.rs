@@ -7,7 +7,7 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::fmt::Write;
 
-/// The argdist probe line the seeds print above their window tables.
+/// The argdist probe line the swapoff readahead-statistics thread prints above its window tables.
 pub const RA_WINDOW_TITLE: &str = "r::swapin_nr_pages(unsigned long offset):unsigned long:$retval";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -161,7 +161,7 @@ pub fn histogram(t: &Loaded, metric: HistMetric, during: During) -> Result<HistO
             })
         }
         HistMetric::ZapInterval => {
-            let vals: Vec<u64> = super::zap_spans(&t.records)
+            let vals: Vec<u64> = crate::replay::free::zap_spans(&t.records)
                 .into_iter()
                 .flat_map(|s| s.intervals_us)
                 .collect();

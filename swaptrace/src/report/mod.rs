@@ -1,4 +1,5 @@
-//! Human tables and histograms (bcc style) and their JSON twins.
+//! Human tables and histograms (bcc style) and their JSON twins, for every
+//! command and every replay family.
 
 mod check;
 mod compare;
@@ -10,7 +11,9 @@ mod khugepaged;
 mod metric_hist;
 #[cfg(feature = "plot")]
 mod plot;
+mod recorded;
 mod replay_table;
+mod replayed;
 mod zap;
 mod zswap;
 
@@ -24,9 +27,11 @@ pub use khugepaged::{khp_json, khp_replay_json, khp_replay_text, khp_text};
 pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut, RA_WINDOW_TITLE};
 #[cfg(feature = "plot")]
 pub use plot::{compare_png, plot_all, zswap_png, PlotError};
+pub use recorded::recorded_text;
 pub use replay_table::{
     fidelity, kernel_counts, mode, replay_json, replay_text, replayed_windows, window_columns_json,
     window_columns_text, KernelCounts,
 };
-pub use zap::{footprint_text, zap_spans, zap_text, ZapSpan};
+pub use replayed::{param_help, policy_help, replayed_json, replayed_text};
+pub use zap::{footprint_text, zap_text};
 pub use zswap::{zswap_json, zswap_text};

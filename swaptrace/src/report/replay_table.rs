@@ -1,4 +1,4 @@
-//! The policy comparison table of `swaptrace replay`, like the seeds' tables.
+//! The readahead policy comparison table of `swaptrace replay`, as the patch threads print theirs.
 
 use crate::replay::{DeviceModel, Metrics};
 use crate::trace::Loaded;

@@ -1,11 +1,11 @@
 //! Swap entries freed by zapping page tables (`Record::Zap`): what a host
-//! without a probe on the free path can show of seed 001's "memory freeing
-//! time", per address space.
+//! without a probe on the free path can show of the "memory freeing time"
+//! of the sorted swap-entry freeing thread, per address space.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-pub use crate::replay::free::{zap_spans, ZapSpan};
+use crate::replay::free::ZapSpan;
 
 pub fn zap_text(spans: &[ZapSpan]) -> String {
     let mut o = String::new();
@@ -35,7 +35,7 @@ pub fn zap_text(spans: &[ZapSpan]) -> String {
     o
 }
 
-/// The seed-004 table from footprint samples: per process, its first and
+/// The footprint table of the khugepaged allocstall-gating thread from samples: per process, its first and
 /// last sample (Anonymous, AnonHugePages, Swap, huge fraction).
 pub fn footprint_text(samples: &[crate::trace::Footprint]) -> String {
     let mut by_pid: BTreeMap<u32, Vec<&crate::trace::Footprint>> = BTreeMap::new();

@@ -1,0 +1,56 @@
+//! `swaptrace hist`: one metric of a trace, argdist or funclatency style.
+
+use anyhow::{bail, Result};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use swaptrace::report::{self, During, HistMetric};
+
+#[derive(clap::Args)]
+pub struct Args {
+    trace: PathBuf,
+    #[arg(long, value_enum)]
+    metric: HistMetric,
+    /// Only events during swapoff, or only outside it.
+    #[arg(long, value_enum, default_value = "all")]
+    during: During,
+    /// With ra-window and --policy: the replayed policies' windows too,
+    /// side by side.
+    #[command(flatten)]
+    replay: super::replay::ReplayArgs,
+    /// Print JSON (explicit bucket bounds) instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let t = super::load(&a.trace)?;
+    if a.replay.policy.is_none() {
+        let h = report::histogram(&t, a.metric, a.during)?;
+        return if a.json {
+            super::print_json(&h.json())
+        } else {
+            print!("{}", h.text());
+            Ok(())
+        };
+    }
+    if a.metric != HistMetric::RaWindow || a.replay.family != "readahead" {
+        bail!("--policy goes with --metric ra-window (readahead policies)");
+    }
+    // The live windows when the trace has them (exact probes).
+    let mut columns: Vec<(String, BTreeMap<u64, u64>)> = Vec::new();
+    if let Ok(h) = report::histogram(&t, a.metric, a.during) {
+        if let Some(c) = h.count {
+            columns.push(("live".into(), c.counts));
+        }
+    }
+    let r = swaptrace::replay::readahead::run(&t, &a.replay.request())?;
+    for m in &r.results {
+        columns.push((m.policy.clone(), report::replayed_windows(m, a.during)));
+    }
+    if a.json {
+        super::print_json(&report::window_columns_json(&columns))
+    } else {
+        print!("{}", report::window_columns_text(&columns));
+        Ok(())
+    }
+}

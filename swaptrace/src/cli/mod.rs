@@ -1,0 +1,144 @@
+//! The `swaptrace` subcommands, one file each; each owns its clap `Args`
+//! and turns them into library calls. Nothing here decides policy.
+
+mod compare;
+mod demo;
+mod doctor;
+mod export;
+mod hist;
+mod import;
+mod info;
+mod plot;
+mod record;
+mod replay;
+mod synth;
+mod top;
+mod workload;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use std::path::Path;
+use std::time::Duration;
+use swaptrace::trace::{read_trace, Loaded};
+
+#[derive(Parser)]
+#[command(
+    name = "swaptrace",
+    version,
+    about = "Record the Linux swap path with eBPF; replay it offline"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Which probe captures each metric on this kernel, and why not when none.
+    Doctor(doctor::Args),
+    /// Attach and record a trace until DURATION, the command's exit, or Ctrl-C.
+    Record(record::Args),
+    /// Attach as `record` does and print, every interval, what it just saw:
+    /// faults, pages read, swap-outs, reclaim, khugepaged, zswap, lost
+    /// events, the readahead window table and free latency where the kernel
+    /// allows exact probes. Stops on Ctrl-C or after --count intervals.
+    Top(top::Args),
+    /// A trace's header and its records, counted per kind.
+    Info(info::Args),
+    /// One metric of a trace: argdist-style counts or a log2 latency histogram.
+    Hist(hist::Args),
+    /// Replay a trace through a family of policies and compare them with
+    /// what the kernel did: readahead (swap-ins), free (swap-entry frees),
+    /// zswap (the compressed pool) or khugepaged (swap-ins for collapse).
+    Replay(replay::Args),
+    /// Draw PNG charts: readahead windows (live and per policy), swap-ins
+    /// over time, time × swap offset, and the policies compared.
+    Plot(plot::Args),
+    /// Two traces side by side for a patch description: counters with the
+    /// change in %, the readahead window table, latency percentiles.
+    Compare(compare::Args),
+    /// Write a trace as JSON Lines: the header, one object per record, the
+    /// footer (schema: docs/jsonl.md).
+    Export(export::Args),
+    /// Turn a JSON Lines stream (docs/jsonl.md) into a trace; bad lines are
+    /// reported with their line number and skipped.
+    Import(import::Args),
+    /// Write a synthetic trace: pages swapped out in PATTERN order, then
+    /// faulted back in address order (no root needed).
+    Synth(synth::Args),
+    /// The built-in swap workload: touch SIZE of anonymous memory in PATTERN
+    /// order, then read it back in address order, checking every page.
+    Workload(workload::Args),
+    /// Record the built-in workload in a memory cgroup with a temporary swap
+    /// file (both removed after), then show what was recorded.
+    Demo(demo::Args),
+}
+
+pub fn run(cli: Cli) -> Result<()> {
+    match cli.cmd {
+        Cmd::Doctor(a) => doctor::run(a),
+        Cmd::Record(a) => record::run(a),
+        Cmd::Top(a) => top::run(a),
+        Cmd::Info(a) => info::run(a),
+        Cmd::Hist(a) => hist::run(a),
+        Cmd::Replay(a) => replay::run(a),
+        Cmd::Plot(a) => plot::run(a),
+        Cmd::Compare(a) => compare::run(a),
+        Cmd::Export(a) => export::run(a),
+        Cmd::Import(a) => import::run(a),
+        Cmd::Synth(a) => synth::run(a),
+        Cmd::Workload(a) => workload::run(a),
+        Cmd::Demo(a) => demo::run(a),
+    }
+}
+
+/// Reads a trace and warns on stderr about every problem the reader found.
+fn load(path: &Path) -> Result<Loaded> {
+    let t = read_trace(path).with_context(|| format!("reading {}", path.display()))?;
+    for p in &t.problems {
+        eprintln!("warning: {}: {p}", path.display());
+    }
+    Ok(t)
+}
+
+fn print_json(v: &impl serde::Serialize) -> Result<()> {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+fn parse_size_arg(s: &str) -> Result<u64, String> {
+    swaptrace::workload::parse_size(s).map_err(|e| e.to_string())
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, mul) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = s.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid duration {s:?}: use e.g. 30s, 2m, 500ms"))?;
+    if !(v.is_finite() && v > 0.0) {
+        return Err(format!("invalid duration {s:?}: must be positive"));
+    }
+    Ok(Duration::from_secs_f64(v * mul))
+}
+
+#[cfg(not(feature = "live"))]
+fn no_live() -> Result<()> {
+    anyhow::bail!("this swaptrace was built without the `live` feature: it can read traces but not record them")
+}
+
+#[cfg(not(feature = "plot"))]
+fn no_plot() -> Result<()> {
+    anyhow::bail!("this swaptrace was built without the `plot` feature")
+}

@@ -1,0 +1,98 @@
+//! `swaptrace record`: attach the probes and write a trace.
+
+use anyhow::Result;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The trace to write.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Stop after this long, e.g. 30s, 2m, 500ms (default: until the
+    /// command exits, or Ctrl-C).
+    #[arg(short, long, value_parser = super::parse_duration)]
+    duration: Option<Duration>,
+    /// Only tasks of this memory cgroup (v1 directory) and below; CMD starts in it.
+    #[arg(long)]
+    cgroup: Option<PathBuf>,
+    /// Only this process.
+    #[arg(long)]
+    pid: Option<u32>,
+    /// Ring buffer size (power of two from 4K to 2G) [default: 16M].
+    #[arg(long, value_parser = super::parse_size_arg)]
+    ring_size: Option<u64>,
+    /// Use kprobes where fentry would do (to compare the backends).
+    #[arg(long)]
+    no_fentry: bool,
+    /// Print JSON instead of the tables.
+    #[arg(long)]
+    json: bool,
+    /// Command to run and trace.
+    #[arg(last = true)]
+    command: Vec<String>,
+}
+
+#[cfg(not(feature = "live"))]
+pub fn run(_: Args) -> Result<()> {
+    super::no_live()
+}
+
+#[cfg(feature = "live")]
+pub fn run(a: Args) -> Result<()> {
+    if a.duration.is_none() && a.command.is_empty() {
+        eprintln!("recording until Ctrl-C (give --duration or -- CMD to stop by itself)");
+    }
+    let ring_bytes = a
+        .ring_size
+        .map(|b| {
+            if b.is_power_of_two() && b >= 4096 && b <= u32::MAX as u64 {
+                Ok(b as u32)
+            } else {
+                Err(anyhow::anyhow!(
+                    "--ring-size {b}: must be a power of two between 4K and 2G"
+                ))
+            }
+        })
+        .transpose()?;
+    let r = swaptrace::record::record(&swaptrace::record::RecordOptions {
+        output: a.output,
+        duration: a.duration,
+        command: a.command,
+        cgroup: a.cgroup,
+        pid: a.pid,
+        ring_bytes,
+        no_fentry: a.no_fentry,
+        progress: !a.json,
+        ..Default::default()
+    })?;
+    print_recorded(&r, a.json)
+}
+
+/// What a recording captured, against /proc/vmstat over the same span.
+#[cfg(feature = "live")]
+pub fn print_recorded(r: &swaptrace::record::Recorded, json: bool) -> Result<()> {
+    use swaptrace::report;
+    let check = report::vmstat_check(&r.summary, &r.vmstat_delta);
+    if json {
+        return super::print_json(&serde_json::json!({ "recorded": r, "vmstat_check": check }));
+    }
+    println!(
+        "recorded {} records in {:.1}s to {} ({} bytes, {:.1} bytes/record)",
+        r.records,
+        r.elapsed_s,
+        r.path.display(),
+        r.bytes,
+        r.bytes as f64 / r.records.max(1) as f64
+    );
+    print!("{}", report::recorded_text(&r.summary));
+    if let Some(code) = r.exit_code {
+        println!("command exited with {code}");
+    }
+    println!("\nagainst /proc/vmstat over the same span (system-wide):");
+    print!("{}", report::check_text(&check));
+    for (p, why) in &r.skipped {
+        println!("not attached: {p}: {why}");
+    }
+    Ok(())
+}

@@ -1,0 +1,121 @@
+//! `swaptrace replay`: a trace through one family of policies.
+
+use anyhow::Result;
+use std::path::PathBuf;
+use swaptrace::replay::{self, Family, ReplayRequest};
+use swaptrace::report;
+
+#[derive(clap::Args)]
+pub struct Args {
+    trace: PathBuf,
+    #[command(flatten)]
+    replay: ReplayArgs,
+    /// Print JSON instead of the tables.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Which family and how to replay it: shared by `replay`, `hist` and `plot`.
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// The family of policies (see `--policy` for each family's names).
+    #[arg(long, default_value = "readahead", value_parser = family_names())]
+    pub family: String,
+    /// Comma-separated policy names, or `all` (each family's default set).
+    /// readahead: cluster, vma, none, fixed:N, leap, oracle and the swapoff
+    /// variants; free: unsorted, sorted, per-device, batch:N; zswap:
+    /// no-shrinker, shrinker, shrinker-second-chance, disk-swapin-tracking;
+    /// khugepaged: always, allocstall-per-pmd, allocstall-at-sleep,
+    /// referenced-half, max-ptes-swap:N. `--family F --policy help` lists
+    /// them with what each stands for.
+    #[arg(long)]
+    pub policy: Option<String>,
+    /// NAME=VALUE, repeatable: a family's parameter (`--param help` lists
+    /// them), e.g. page-cluster=3, lock-ns=40, ratio=2.5, pressure=any.
+    #[arg(long = "param")]
+    pub params: Vec<String>,
+    /// readahead only: swap-backed pages memory holds (default: the traced
+    /// cgroup's limit, else all memory).
+    #[arg(long)]
+    pub memory_pages: Option<usize>,
+    /// readahead only: device model of the modelled I/O time: nvme, ssd,
+    /// hdd, zram (default: hdd when a recorded swap device is rotational,
+    /// else ssd).
+    #[arg(long)]
+    pub device: Option<String>,
+}
+
+fn family_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        replay::FAMILIES
+            .iter()
+            .map(|f| clap::builder::PossibleValue::new(f.name()).help(f.about())),
+    )
+}
+
+impl ReplayArgs {
+    pub fn family(&self) -> &'static dyn Family {
+        // The value parser admits only registered names.
+        replay::family(&self.family).unwrap_or(replay::FAMILIES[0])
+    }
+
+    /// The request for the chosen family; flags it does not read are
+    /// refused as clap refuses an unknown flag (exit 2).
+    pub fn request(&self) -> ReplayRequest<'_> {
+        let f = self.family();
+        let uses = f.uses();
+        for (given, used, flag) in [
+            (self.memory_pages.is_some(), uses.memory_pages, "--memory-pages"),
+            (self.device.is_some(), uses.device, "--device"),
+        ] {
+            if given && !used {
+                use clap::CommandFactory;
+                super::Cli::command()
+                    .error(
+                        clap::error::ErrorKind::ArgumentConflict,
+                        format!("{flag} is not used by --family {}", f.name()),
+                    )
+                    .exit();
+            }
+        }
+        ReplayRequest {
+            policies: self.policy.as_deref(),
+            params: &self.params,
+            memory_pages: self.memory_pages,
+            device: self.device.as_deref(),
+        }
+    }
+
+    /// `--policy help` / `--param help`: the family's tables.
+    pub fn help_asked(&self) -> Option<String> {
+        let f = self.family();
+        if self.policy.as_deref() == Some("help") {
+            return Some(report::policy_help(f));
+        }
+        if self.params.iter().any(|p| p == "help") {
+            return Some(report::param_help(f));
+        }
+        None
+    }
+}
+
+pub fn run(a: Args) -> Result<()> {
+    if let Some(h) = a.replay.help_asked() {
+        print!("{h}");
+        return Ok(());
+    }
+    let req = a.replay.request();
+    let t = super::load(&a.trace)?;
+    let r = a.replay.family().run(&t, &req)?;
+    if a.json {
+        super::print_json(&report::replayed_json(&t, &r))?;
+    } else {
+        for n in r.notes() {
+            eprintln!("note: {n}");
+        }
+        print!("{}", report::replayed_text(&t, &r));
+    }
+    // A family may have shown what it could and still fail (free with no
+    // batches shows the zapped page tables instead).
+    Ok(r.outcome()?)
+}

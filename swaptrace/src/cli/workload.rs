@@ -1,0 +1,75 @@
+//! `swaptrace workload`: the built-in, deterministic swap workload.
+
+use anyhow::Result;
+use swaptrace::workload::{self, Pattern, WorkloadSpec};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Anonymous memory to touch, e.g. 384M.
+    #[arg(long, default_value = "384M", value_parser = super::parse_size_arg)]
+    size: u64,
+    /// seq, random, shuffled-blocks:K or strided:K.
+    #[arg(long, default_value = "shuffled-blocks:16")]
+    pattern: Pattern,
+    /// Read passes over the memory.
+    #[arg(long, default_value_t = 1)]
+    passes: u32,
+    /// Seed of the pseudo-random orders.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write every Nth page with zeros (swapped out without I/O); 0 = none.
+    #[arg(long, default_value_t = 0)]
+    zero_every: u32,
+    /// After writing, print "holding" and keep the memory until SIGTERM/SIGINT.
+    #[arg(long)]
+    hold: bool,
+    /// After writing, push the region out to swap (MADV_PAGEOUT).
+    #[arg(long)]
+    pageout: bool,
+    /// Fill 1/N of each page with random bytes (pages compress ~N:1).
+    #[arg(long, default_value_t = 0)]
+    fill: u32,
+    /// The read passes skip one page in every N (the khugepaged swap-in
+    /// test of the allocstall-gating thread).
+    #[arg(long, default_value_t = 0)]
+    skip_every: u32,
+    /// madvise(MADV_HUGEPAGE) the region before the read passes.
+    #[arg(long)]
+    thp: bool,
+    /// After the read passes, print "holding" and keep the memory.
+    #[arg(long)]
+    hold_after: bool,
+    /// Print JSON instead of the summary line.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(a: Args) -> Result<()> {
+    let spec = WorkloadSpec {
+        size_bytes: a.size,
+        pattern: a.pattern,
+        passes: a.passes,
+        seed: a.seed,
+        zero_every: a.zero_every,
+        hold: a.hold,
+        pageout: a.pageout,
+        fill: a.fill,
+        skip_every: a.skip_every,
+        thp: a.thp,
+        hold_after: a.hold_after,
+    };
+    let r = workload::run(&spec)?;
+    if a.json {
+        return super::print_json(&r);
+    }
+    println!(
+        "{} pages ({}) written in {:.2}s, read back in {:.2}s; {} major, {} minor faults",
+        r.pages,
+        a.pattern,
+        r.elapsed_write.as_secs_f64(),
+        r.elapsed_read.as_secs_f64(),
+        r.maj_faults,
+        r.min_faults
+    );
+    Ok(())
+}
