@@ -9,7 +9,9 @@ mod live;
 mod table;
 pub mod tpformat;
 
-pub use kernel::{kernel_release, kernel_version, page_size, KernelFacts, Trial};
+/// Moved to [`crate::trace::kernel_version`]; kept until replay/ imports it from there.
+pub use crate::trace::kernel_version;
+pub use kernel::{kernel_release, page_size, KernelFacts, Trial};
 #[cfg(feature = "live")]
 pub use live::{LiveError, Probe, ProbeConfig, ProgStat, Stats};
 pub use table::{AttachPoint, Backend, Prog, ProgKind, Req, ATTACH_POINTS, METRICS};

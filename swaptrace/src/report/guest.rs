@@ -1,8 +1,8 @@
 //! Checks of the traces a guest kernel run produced (`cargo xtask guest-test`):
 //! every claim of the exact-probe backends against the guest's own counters.
 
-use super::hist::CountTable;
 use super::metric_hist::{histogram, During, HistMetric};
+use crate::stats::CountTable;
 use crate::trace::{read_trace, Loaded, Record};
 use std::collections::BTreeSet;
 use std::fmt::Write;
