@@ -36,6 +36,163 @@ pub mod kind {
     pub const COLLAPSE: u8 = 18;
     /// One past the largest kind.
     pub const COUNT: usize = 19;
+
+    /// The trace record an event of kind `k` becomes ([`super::names`]),
+    /// "unknown" for none.
+    pub const fn name(k: u8) -> &'static str {
+        use super::names;
+        match k {
+            SWAP_OUT => names::SWAP_OUT,
+            SWAP_FAULT => names::SWAP_FAULT,
+            SWAP_READ => names::SWAP_READ,
+            RECLAIM_BEGIN | RECLAIM_END => names::RECLAIM,
+            KHUGEPAGED_SWAPIN => names::KHUGEPAGED_SWAPIN,
+            SWAPOFF_ENTER | SWAPOFF_EXIT | SWAPON_ENTER | SWAPON_EXIT => names::SYSCALL,
+            ZSWAP_WRITEBACK => names::ZSWAP_WRITEBACK,
+            RA_WINDOW => names::RA_WINDOW,
+            CACHE_LOOKUP => names::CACHE_LOOKUP,
+            FREE_BATCH => names::FREE_BATCH,
+            ZSWAP_OP => names::ZSWAP_OP,
+            ZAP => names::ZAP,
+            KHUGEPAGED_SCAN => names::KHUGEPAGED_SCAN,
+            COLLAPSE => names::COLLAPSE,
+            _ => "unknown",
+        }
+    }
+}
+
+/// Names of the trace's record kinds: the `kind` tag of a record (JSONL)
+/// and the key of lost-event counts. The trace's `Record` serde tags must
+/// equal these (a test in swaptrace checks it).
+pub mod names {
+    /// First sight of a task (made by userspace, not an event).
+    pub const TASK: &str = "task";
+    /// First sight of an address space (made by userspace, not an event).
+    pub const ADDRESS_SPACE: &str = "address_space";
+    pub const SWAP_OUT: &str = "swap_out";
+    pub const SWAP_FAULT: &str = "swap_fault";
+    pub const SWAP_READ: &str = "swap_read";
+    pub const RECLAIM: &str = "reclaim";
+    pub const KHUGEPAGED_SWAPIN: &str = "khugepaged_swapin";
+    /// swapon/swapoff entry and exit.
+    pub const SYSCALL: &str = "syscall";
+    pub const ZSWAP_WRITEBACK: &str = "zswap_writeback";
+    pub const RA_WINDOW: &str = "ra_window";
+    pub const CACHE_LOOKUP: &str = "cache_lookup";
+    pub const FREE_BATCH: &str = "free_batch";
+    pub const ZSWAP_OP: &str = "zswap_op";
+    pub const ZAP: &str = "zap";
+    pub const KHUGEPAGED_SCAN: &str = "khugepaged_scan";
+    pub const COLLAPSE: &str = "collapse";
+    /// Events the probe could not deliver (made by userspace).
+    pub const LOST: &str = "lost";
+}
+
+/// The kernel constants userspace sets in the eBPF object before load:
+/// the `K_*` globals (struct offsets and enum values from BTF, addresses
+/// from kallsyms, filters), each with its default. The one list of their
+/// names: it calls `$m!` with `NAME = default` entries; the eBPF crate
+/// declares its globals from it, [`konst`] names them for userspace.
+/// A default of `u64::MAX` means unknown.
+#[macro_export]
+macro_rules! kernel_constants {
+    ($m:ident) => {
+        $m! {
+            /// `task_struct.mm`.
+            K_TASK_MM = u64::MAX,
+            /// `folio.flags`.
+            K_FOLIO_FLAGS = u64::MAX,
+            /// `folio._flags_1` (the head page's second flags word).
+            K_FOLIO_FLAGS1 = u64::MAX,
+            /// `folio.mapping`.
+            K_FOLIO_MAPPING = u64::MAX,
+            /// `folio.index`.
+            K_FOLIO_INDEX = u64::MAX,
+            /// `folio.swap` (6.6+), else `folio.private`.
+            K_FOLIO_SWAP = u64::MAX,
+            /// `PG_head` of `enum pageflags`.
+            K_PG_HEAD = u64::MAX,
+            /// `anon_vma.rb_root.rb_root.rb_node`.
+            K_ANON_VMA_ROOT = u64::MAX,
+            /// `anon_vma_chain.rb`.
+            K_AVC_RB = u64::MAX,
+            /// `anon_vma_chain.vma`.
+            K_AVC_VMA = u64::MAX,
+            /// `vm_area_struct.vm_mm`.
+            K_VMA_MM = u64::MAX,
+            /// `vm_area_struct.vm_start`.
+            K_VMA_START = u64::MAX,
+            /// `vm_area_struct.vm_pgoff`.
+            K_VMA_PGOFF = u64::MAX,
+            /// `enum vm_event_item` values, as seen by `count_memcg_events`.
+            K_EV_PSWPIN = u64::MAX,
+            K_EV_PSWPOUT = u64::MAX,
+            K_EV_PGMAJFAULT = u64::MAX,
+            K_EV_PGFAULT = u64::MAX,
+            K_EV_SWPIN_ZERO = u64::MAX,
+            K_EV_SWPOUT_ZERO = u64::MAX,
+            K_EV_ZSWPIN = u64::MAX,
+            K_EV_ZSWPOUT = u64::MAX,
+            /// Left unknown when an exact probe counts zswap writebacks.
+            K_EV_ZSWPWB = u64::MAX,
+            /// `MM_SWAPENTS`, the `rss_stat` member of swap entries.
+            K_MM_SWAPENTS = u64::MAX,
+            /// Offset in `mm_struct` of MM_SWAPENTS's count.
+            K_MM_SWAPENTS_COUNT = u64::MAX,
+            /// `task_struct.flags`.
+            K_TASK_FLAGS = u64::MAX,
+            /// Syscall numbers of swapon and swapoff.
+            K_NR_SWAPON = u64::MAX,
+            K_NR_SWAPOFF = u64::MAX,
+            /// Offset of `ret` in the `sys_exit_*` tracepoint record.
+            K_EXIT_RET_OFF = u64::MAX,
+            /// The memory cgroup of a task: `task_struct.cgroups`,
+            /// `css_set.subsys[memory_cgrp_id]`, `cgroup_subsys_state.cgroup`
+            /// and `.parent`, `cgroup.kn`, `kernfs_node.id`.
+            K_TASK_CGROUPS = u64::MAX,
+            K_CSS_SET_MEMCG = u64::MAX,
+            K_CSS_CGROUP = u64::MAX,
+            K_CSS_PARENT = u64::MAX,
+            K_CGROUP_KN = u64::MAX,
+            K_KN_ID = u64::MAX,
+            /// Field offsets of `huge_memory:mm_khugepaged_scan_pmd`.
+            K_SCAN_MM = u64::MAX,
+            K_SCAN_REFERENCED = u64::MAX,
+            K_SCAN_NONE = u64::MAX,
+            K_SCAN_STATUS = u64::MAX,
+            K_SCAN_UNMAPPED = u64::MAX,
+            /// Field offsets of `huge_memory:mm_collapse_huge_page`.
+            K_COLL_MM = u64::MAX,
+            K_COLL_ISOLATED = u64::MAX,
+            K_COLL_STATUS = u64::MAX,
+            /// `--pid` filter (a tgid); 0 = none.
+            K_FILTER_TGID = 0,
+            /// `--cgroup` filter (a kernfs inode); 0 = none.
+            K_FILTER_CGROUP = 0,
+            K_PAGE_SHIFT = 12,
+            /// `last_readahead_pages.N`, the static where `swapin_nr_pages()`
+            /// leaves its result.
+            K_LAST_RA_ADDR = u64::MAX,
+            /// `swapin_readahead_hits`.
+            K_RA_HITS_ADDR = u64::MAX,
+            /// 1 when the zswap functions return int 0 on success (frontswap, <= 6.5).
+            K_ZSWAP_RET_INT = 0,
+            /// `vm_fault` members: `address`, `orig_pte`, `vma`.
+            K_VMF_ADDRESS = u64::MAX,
+            K_VMF_ORIG_PTE = u64::MAX,
+            K_VMF_VMA = u64::MAX,
+        }
+    };
+}
+
+/// The names of the [`kernel_constants`], for `EbpfLoader::override_global`.
+pub mod konst {
+    macro_rules! names {
+        ($($(#[$doc:meta])* $name:ident = $default:expr),* $(,)?) => {
+            $($(#[$doc])* pub const $name: &str = stringify!($name);)*
+        };
+    }
+    crate::kernel_constants!(names);
 }
 
 /// Counters next to the per-kind lost events: swap-outs the tracepoint

@@ -1,11 +1,16 @@
-//! The seeds' own functions, by fentry/fexit or kprobe/kretprobe (userspace
-//! loads one pair per metric): readahead windows, swap-cache lookups, free
-//! batches, zswap stores and loads. Kernel addresses of data symbols come from
-//! kallsyms through the `K_*_ADDR` globals.
+//! The swap path's own functions, by fentry/fexit or kprobe/kretprobe
+//! (userspace loads one pair per metric): swap-in faults, readahead windows,
+//! swap-cache lookups, free batches, zswap stores, loads and writebacks.
+//! Kernel addresses of data symbols come from kallsyms through the
+//! `K_*_ADDR` globals.
 
+use crate::konst::{
+    K_LAST_RA_ADDR, K_RA_HITS_ADDR, K_VMA_MM, K_VMF_ADDRESS, K_VMF_ORIG_PTE, K_VMF_VMA,
+    K_ZSWAP_RET_INT,
+};
 use crate::swap::{
     count_lost, emit, event, g, known, read_u64, selected, tid, BPF_RB_AVAIL_DATA,
-    BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP, EVENTS, K_VMA_MM, WAKEUP_BYTES,
+    BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP, EVENTS, WAKEUP_BYTES,
 };
 use aya_ebpf::{
     helpers::generated::bpf_probe_read_kernel as probe_read_raw,
@@ -15,16 +20,6 @@ use aya_ebpf::{
     programs::{FEntryContext, FExitContext, ProbeContext, RetProbeContext},
 };
 use swaptrace_common::{exact, kind, FreeBatchEvent, FREE_BATCH_MAX};
-
-/// `last_readahead_pages.N`, the static where `swapin_nr_pages()` leaves its result.
-#[unsafe(no_mangle)]
-static K_LAST_RA_ADDR: u64 = u64::MAX;
-/// `swapin_readahead_hits`.
-#[unsafe(no_mangle)]
-static K_RA_HITS_ADDR: u64 = u64::MAX;
-/// 1 when the zswap functions return int 0 on success (frontswap, <= 6.5).
-#[unsafe(no_mangle)]
-static K_ZSWAP_RET_INT: u64 = 0;
 
 const RA: u64 = 1;
 const CACHE: u64 = 2;
@@ -178,7 +173,8 @@ pub fn cache_fexit(ctx: FExitContext) -> u32 {
 // ---- free batches: swapcache_free_entries(entries, n) ----
 
 /// A batch's entries as passed in: the kernel sorts them by device inside
-/// (seed 001), so they are copied at entry, not at return.
+/// (sorted swap-entry freeing, 4.12), so they are copied at entry, not at
+/// return.
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct Entries {
@@ -363,14 +359,6 @@ pub fn zswap_wb_kretprobe(ctx: RetProbeContext) -> u32 {
 }
 
 // ---- swap-in faults: do_swap_page(vmf), with the reads made inside it ----
-
-/// `vm_fault` member offsets, from BTF.
-#[unsafe(no_mangle)]
-static K_VMF_ADDRESS: u64 = u64::MAX;
-#[unsafe(no_mangle)]
-static K_VMF_ORIG_PTE: u64 = u64::MAX;
-#[unsafe(no_mangle)]
-static K_VMF_VMA: u64 = u64::MAX;
 
 const FAULT: u64 = 4;
 const VM_FAULT_MAJOR: u64 = 0x4;

@@ -1,13 +1,17 @@
-//! swaptrace eBPF programs: the tracepoint-derived backend.
+//! swaptrace eBPF programs: the tracepoint-derived backend (`swap`), the
+//! exact fentry/fexit and kprobe programs (`exact`), and the programs only
+//! loaded to learn what the kernel allows (`trial`).
 //!
-//! Every struct offset and vm-event number comes from userspace (read from the
-//! running kernel's BTF) through the `K_*` globals: Rust eBPF has no CO-RE.
-//! Tracepoint argument positions are constants here and checked against BTF
-//! by userspace before load. No code path may panic.
+//! Every struct offset, vm-event number and symbol address comes from
+//! userspace (read from the running kernel's BTF and kallsyms) through the
+//! `K_*` globals (`konst`): Rust eBPF has no CO-RE. Tracepoint argument
+//! positions are constants here and checked against BTF by userspace before
+//! load. No code path may panic.
 #![no_std]
 #![no_main]
 
 mod exact;
+mod konst;
 mod swap;
 mod trial;
 

@@ -21,68 +21,7 @@ use aya_ebpf::{
 };
 use swaptrace_common::{flag, kind, read_kind, unseen, RawEvent};
 
-/// Globals set by userspace from BTF before load. `u64::MAX` means unknown.
-macro_rules! globals {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[unsafe(no_mangle)]
-            pub(crate) static $name: u64 = u64::MAX;
-        )*
-    };
-}
-
-globals!(
-    K_TASK_MM,
-    K_FOLIO_FLAGS,
-    K_FOLIO_FLAGS1,
-    K_FOLIO_MAPPING,
-    K_FOLIO_INDEX,
-    K_FOLIO_SWAP,
-    K_PG_HEAD,
-    K_ANON_VMA_ROOT,
-    K_AVC_RB,
-    K_AVC_VMA,
-    K_VMA_MM,
-    K_VMA_START,
-    K_VMA_PGOFF,
-    K_EV_PSWPIN,
-    K_EV_PSWPOUT,
-    K_EV_PGMAJFAULT,
-    K_EV_PGFAULT,
-    K_EV_SWPIN_ZERO,
-    K_EV_SWPOUT_ZERO,
-    K_EV_ZSWPIN,
-    K_EV_ZSWPOUT,
-    K_EV_ZSWPWB,
-    K_MM_SWAPENTS,
-    K_MM_SWAPENTS_COUNT,
-    K_TASK_FLAGS,
-    K_NR_SWAPON,
-    K_NR_SWAPOFF,
-    K_EXIT_RET_OFF,
-    K_TASK_CGROUPS,
-    K_CSS_SET_MEMCG,
-    K_CSS_CGROUP,
-    K_CSS_PARENT,
-    K_CGROUP_KN,
-    K_KN_ID,
-    K_SCAN_MM,
-    K_SCAN_REFERENCED,
-    K_SCAN_NONE,
-    K_SCAN_STATUS,
-    K_SCAN_UNMAPPED,
-    K_COLL_MM,
-    K_COLL_ISOLATED,
-    K_COLL_STATUS,
-);
-
-/// 0 = no filter. Set from `--pid` / `--cgroup`.
-#[unsafe(no_mangle)]
-static K_FILTER_TGID: u64 = 0;
-#[unsafe(no_mangle)]
-static K_FILTER_CGROUP: u64 = 0;
-#[unsafe(no_mangle)]
-static K_PAGE_SHIFT: u64 = 12;
+use crate::konst::*;
 
 const PAGE_MAPPING_ANON: u64 = 1;
 const PAGE_MAPPING_FLAGS: u64 = 3;

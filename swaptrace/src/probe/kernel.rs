@@ -43,14 +43,6 @@ pub fn kernel_release() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
-/// (major, minor) of a release such as "6.18.0-1-amd64"; (0, 0) if none.
-pub fn kernel_version(release: &str) -> (u32, u32) {
-    let mut it = release
-        .split(|c: char| !c.is_ascii_digit())
-        .map(|n| n.parse::<u32>().unwrap_or(0));
-    (it.next().unwrap_or(0), it.next().unwrap_or(0))
-}
-
 impl KernelFacts {
     /// Reads BTF, kallsyms and the kprobe PMU. fentry is left `NotTried`:
     /// trying needs a load (see `Probe::trial_fentry`).

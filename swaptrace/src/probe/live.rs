@@ -96,11 +96,25 @@ fn mm_swapents_count(btf: &Btf) -> Result<u64, String> {
 type Globals = (Vec<(&'static str, u64)>, Vec<(String, String)>);
 
 fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
+    use swaptrace_common::konst::*;
     let mut out = Vec::new();
     let mut bad = Vec::new();
-    let mut put = |name: &'static str, v: Result<u64, String>| match v {
-        Ok(v) => out.push((name, v)),
-        Err(e) => bad.push((name.to_string(), e)),
+    // Globals the chosen rows silence: counts an exact probe has taken over.
+    let silenced: Vec<&str> = super::plan(facts)
+        .iter()
+        .filter_map(|m| m.chosen.as_ref())
+        .flat_map(|c| c.silences.iter().copied())
+        .collect();
+    let mut put = |name: &'static str, v: Result<u64, String>| {
+        let v = if silenced.contains(&name) {
+            Ok(u64::MAX)
+        } else {
+            v
+        };
+        match v {
+            Ok(v) => out.push((name, v)),
+            Err(e) => bad.push((name.to_string(), e)),
+        }
     };
     let off = |s: &str, m: &str| {
         btf.member_offset(s, m)
@@ -112,79 +126,66 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
             .map(|v| v as u64)
             .map_err(|e| e.to_string())
     };
-    put("K_TASK_MM", off("task_struct", "mm"));
-    put("K_FOLIO_FLAGS", off("folio", "flags"));
-    put("K_FOLIO_FLAGS1", off("folio", "_flags_1"));
-    put("K_FOLIO_MAPPING", off("folio", "mapping"));
-    put("K_FOLIO_INDEX", off("folio", "index"));
+    put(K_TASK_MM, off("task_struct", "mm"));
+    put(K_FOLIO_FLAGS, off("folio", "flags"));
+    put(K_FOLIO_FLAGS1, off("folio", "_flags_1"));
+    put(K_FOLIO_MAPPING, off("folio", "mapping"));
+    put(K_FOLIO_INDEX, off("folio", "index"));
     // folio->swap since 6.6; the swap entry was in folio->private before.
     put(
-        "K_FOLIO_SWAP",
+        K_FOLIO_SWAP,
         off("folio", "swap").or_else(|_| off("folio", "private")),
     );
     put(
-        "K_PG_HEAD",
+        K_PG_HEAD,
         btf.enum_value(Some("pageflags"), "PG_head")
             .map(|v| v as u64)
             .map_err(|e| e.to_string()),
     );
+    put(K_ANON_VMA_ROOT, off("anon_vma", "rb_root.rb_root.rb_node"));
+    put(K_AVC_RB, off("anon_vma_chain", "rb"));
+    put(K_AVC_VMA, off("anon_vma_chain", "vma"));
+    put(K_VMA_MM, off("vm_area_struct", "vm_mm"));
+    put(K_VMA_START, off("vm_area_struct", "vm_start"));
+    put(K_VMA_PGOFF, off("vm_area_struct", "vm_pgoff"));
+    put(K_EV_PSWPIN, ev("PSWPIN"));
+    put(K_EV_PSWPOUT, ev("PSWPOUT"));
+    put(K_EV_PGMAJFAULT, ev("PGMAJFAULT"));
+    put(K_EV_PGFAULT, ev("PGFAULT"));
+    put(K_EV_SWPIN_ZERO, ev("SWPIN_ZERO"));
+    put(K_EV_SWPOUT_ZERO, ev("SWPOUT_ZERO"));
+    put(K_EV_ZSWPIN, ev("ZSWPIN"));
+    put(K_EV_ZSWPOUT, ev("ZSWPOUT"));
+    put(K_EV_ZSWPWB, ev("ZSWPWB"));
     put(
-        "K_ANON_VMA_ROOT",
-        off("anon_vma", "rb_root.rb_root.rb_node"),
-    );
-    put("K_AVC_RB", off("anon_vma_chain", "rb"));
-    put("K_AVC_VMA", off("anon_vma_chain", "vma"));
-    put("K_VMA_MM", off("vm_area_struct", "vm_mm"));
-    put("K_VMA_START", off("vm_area_struct", "vm_start"));
-    put("K_VMA_PGOFF", off("vm_area_struct", "vm_pgoff"));
-    put("K_EV_PSWPIN", ev("PSWPIN"));
-    put("K_EV_PSWPOUT", ev("PSWPOUT"));
-    put("K_EV_PGMAJFAULT", ev("PGMAJFAULT"));
-    put("K_EV_PGFAULT", ev("PGFAULT"));
-    put("K_EV_SWPIN_ZERO", ev("SWPIN_ZERO"));
-    put("K_EV_SWPOUT_ZERO", ev("SWPOUT_ZERO"));
-    put("K_EV_ZSWPIN", ev("ZSWPIN"));
-    put("K_EV_ZSWPOUT", ev("ZSWPOUT"));
-    // Writebacks come from the ZSWPWB count unless an exact probe has them.
-    let wb_exact = super::plan(facts).iter().any(|m| {
-        m.metric == "zswap-writeback"
-            && m.chosen
-                .as_ref()
-                .is_some_and(|c| c.backend != super::Backend::Tracepoint)
-    });
-    put(
-        "K_EV_ZSWPWB",
-        if wb_exact { Ok(u64::MAX) } else { ev("ZSWPWB") },
-    );
-    put(
-        "K_MM_SWAPENTS",
+        K_MM_SWAPENTS,
         btf.enum_value(None, "MM_SWAPENTS")
             .map(|v| v as u64)
             .map_err(|e| e.to_string()),
     );
-    put("K_TASK_FLAGS", off("task_struct", "flags"));
-    put("K_MM_SWAPENTS_COUNT", mm_swapents_count(btf));
-    put("K_NR_SWAPON", Ok(libc::SYS_swapon as u64));
-    put("K_NR_SWAPOFF", Ok(libc::SYS_swapoff as u64));
-    put("K_EXIT_RET_OFF", syscall_exit_ret_offset());
+    put(K_TASK_FLAGS, off("task_struct", "flags"));
+    put(K_MM_SWAPENTS_COUNT, mm_swapents_count(btf));
+    put(K_NR_SWAPON, Ok(libc::SYS_swapon as u64));
+    put(K_NR_SWAPOFF, Ok(libc::SYS_swapoff as u64));
+    put(K_EXIT_RET_OFF, syscall_exit_ret_offset());
     // khugepaged's classic tracepoints: fields where this kernel has them.
     for (tp, fields) in [
         (
             "mm_khugepaged_scan_pmd",
             &[
-                ("K_SCAN_MM", "mm"),
-                ("K_SCAN_REFERENCED", "referenced"),
-                ("K_SCAN_NONE", "none_or_zero"),
-                ("K_SCAN_STATUS", "status"),
-                ("K_SCAN_UNMAPPED", "unmapped"),
+                (K_SCAN_MM, "mm"),
+                (K_SCAN_REFERENCED, "referenced"),
+                (K_SCAN_NONE, "none_or_zero"),
+                (K_SCAN_STATUS, "status"),
+                (K_SCAN_UNMAPPED, "unmapped"),
             ][..],
         ),
         (
             "mm_collapse_huge_page",
             &[
-                ("K_COLL_MM", "mm"),
-                ("K_COLL_ISOLATED", "isolated"),
-                ("K_COLL_STATUS", "status"),
+                (K_COLL_MM, "mm"),
+                (K_COLL_ISOLATED, "isolated"),
+                (K_COLL_STATUS, "status"),
             ][..],
         ),
     ] {
@@ -199,41 +200,38 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
             );
         }
     }
-    put("K_TASK_CGROUPS", off("task_struct", "cgroups"));
+    put(K_TASK_CGROUPS, off("task_struct", "cgroups"));
     let memcg_id = btf
         .enum_value(None, "memory_cgrp_id")
         .map_err(|e| e.to_string());
     put(
-        "K_CSS_SET_MEMCG",
+        K_CSS_SET_MEMCG,
         off("css_set", "subsys").and_then(|o| memcg_id.map(|id| o + 8 * id as u64)),
     );
-    put("K_CSS_CGROUP", off("cgroup_subsys_state", "cgroup"));
-    put("K_CSS_PARENT", off("cgroup_subsys_state", "parent"));
-    put("K_CGROUP_KN", off("cgroup", "kn"));
-    put("K_KN_ID", off("kernfs_node", "id"));
+    put(K_CSS_CGROUP, off("cgroup_subsys_state", "cgroup"));
+    put(K_CSS_PARENT, off("cgroup_subsys_state", "parent"));
+    put(K_CGROUP_KN, off("cgroup", "kn"));
+    put(K_KN_ID, off("kernfs_node", "id"));
     let sym = |name: &str| {
         facts
             .data_symbol(name)
             .filter(|&a| a != 0)
             .ok_or_else(|| format!("data symbol {name} not in kallsyms"))
     };
-    put("K_LAST_RA_ADDR", sym("last_readahead_pages"));
-    put("K_RA_HITS_ADDR", sym("swapin_readahead_hits"));
+    put(K_LAST_RA_ADDR, sym("last_readahead_pages"));
+    put(K_RA_HITS_ADDR, sym("swapin_readahead_hits"));
     // zswap_load/store return bool until ~6.15 (int 0 after), frontswap int 0.
     let int_ret = ["zswap_load", "zswap_frontswap_load"]
         .iter()
         .find_map(|f| btf.func_return(f).ok())
         .is_some_and(|t| t != "bool" && t != "_Bool");
-    put("K_ZSWAP_RET_INT", Ok(int_ret as u64));
-    put("K_VMF_ADDRESS", off("vm_fault", "address"));
-    put("K_VMF_ORIG_PTE", off("vm_fault", "orig_pte"));
-    put("K_VMF_VMA", off("vm_fault", "vma"));
-    put("K_FILTER_TGID", Ok(cfg.filter_pid.unwrap_or(0) as u64));
-    put("K_FILTER_CGROUP", Ok(cfg.filter_cgroup.unwrap_or(0)));
-    put(
-        "K_PAGE_SHIFT",
-        Ok(super::page_size().trailing_zeros() as u64),
-    );
+    put(K_ZSWAP_RET_INT, Ok(int_ret as u64));
+    put(K_VMF_ADDRESS, off("vm_fault", "address"));
+    put(K_VMF_ORIG_PTE, off("vm_fault", "orig_pte"));
+    put(K_VMF_VMA, off("vm_fault", "vma"));
+    put(K_FILTER_TGID, Ok(cfg.filter_pid.unwrap_or(0) as u64));
+    put(K_FILTER_CGROUP, Ok(cfg.filter_cgroup.unwrap_or(0)));
+    put(K_PAGE_SHIFT, Ok(super::page_size().trailing_zeros() as u64));
     (out, bad)
 }
 

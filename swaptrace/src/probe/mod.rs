@@ -9,11 +9,14 @@ mod live;
 mod table;
 pub mod tpformat;
 
-pub use kernel::{kernel_release, kernel_version, page_size, KernelFacts, Trial};
+/// Moved to [`crate::trace::kernel_version`]; kept until replay/ imports it from there.
+pub use crate::trace::kernel_version;
+pub use kernel::{kernel_release, page_size, KernelFacts, Trial};
 #[cfg(feature = "live")]
 pub use live::{LiveError, Probe, ProbeConfig, ProgStat, Stats};
 pub use table::{AttachPoint, Backend, Prog, ProgKind, Req, ATTACH_POINTS, METRICS};
 
+use crate::trace::MetricSource;
 use serde::Serialize;
 
 /// The outcome for one metric: the row chosen, and why the others were not.
@@ -34,6 +37,8 @@ pub struct Choice {
     /// Empty when usable.
     pub why_not: Vec<String>,
     pub note: &'static str,
+    #[serde(skip)]
+    pub silences: &'static [&'static str],
 }
 
 /// Decides, for every metric, the first usable attach point in table order.
@@ -51,6 +56,7 @@ pub fn plan(k: &KernelFacts) -> Vec<MetricPlan> {
                     progs: ap.progs,
                     why_not,
                     note: ap.note,
+                    silences: ap.silences,
                 };
                 if chosen.is_none() && c.why_not.is_empty() {
                     chosen = Some(c);
@@ -79,10 +85,10 @@ impl MetricPlan {
 }
 
 /// The header's per-metric record of a plan.
-pub fn sources(plans: &[MetricPlan]) -> Vec<crate::trace::MetricSource> {
+pub fn sources(plans: &[MetricPlan]) -> Vec<MetricSource> {
     plans
         .iter()
-        .map(|p| crate::trace::MetricSource {
+        .map(|p| MetricSource {
             metric: p.metric.to_string(),
             backend: p.chosen.as_ref().map(|c| c.backend.to_string()),
             attach: p

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 use std::fmt;
+use swaptrace_common::konst::K_EV_ZSWPWB;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -83,9 +84,12 @@ pub struct AttachPoint {
     /// The programs to attach; empty when this build has none for the row.
     pub progs: &'static [Prog],
     pub note: &'static str,
+    /// `K_*` globals left unknown when this row is chosen: counts of the
+    /// tracepoint path that this row takes over (else counted twice).
+    pub silences: &'static [&'static str],
 }
 
-/// Metrics, as in DESIGN.md's table, with what each measures.
+/// Metrics, as in docs/design.md's table, with what each measures.
 pub const METRICS: &[(&str, &str)] = &[
     (
         "swap-out",
@@ -192,6 +196,7 @@ const EXACT_FAULT: [AttachPoint; 4] = [
             p("read_fentry", Fentry, "swap_read_folio"),
         ],
         note: "entry from vmf->orig_pte; reads counted inside the fault",
+        silences: &[],
     },
     AttachPoint {
         metric: "",
@@ -210,6 +215,7 @@ const EXACT_FAULT: [AttachPoint; 4] = [
             p("read_fentry", Fentry, "swap_readpage"),
         ],
         note: "entry from vmf->orig_pte; reads counted inside the fault",
+        silences: &[],
     },
     AttachPoint {
         metric: "",
@@ -228,6 +234,7 @@ const EXACT_FAULT: [AttachPoint; 4] = [
             p("read_kprobe", Kprobe, "swap_read_folio"),
         ],
         note: "entry from vmf->orig_pte; reads counted inside the fault",
+        silences: &[],
     },
     AttachPoint {
         metric: "",
@@ -246,6 +253,7 @@ const EXACT_FAULT: [AttachPoint; 4] = [
             p("read_kprobe", Kprobe, "swap_readpage"),
         ],
         note: "entry from vmf->orig_pte; reads counted inside the fault",
+        silences: &[],
     },
 ];
 
@@ -262,6 +270,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[],
         note: "",
+        silences: &[],
     },
     AttachPoint {
         metric: "swap-out",
@@ -283,6 +292,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             "mm_vmscan_write_folio",
         )],
         note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm",
+        silences: &[],
     },
     AttachPoint {
         metric: "swap-out",
@@ -304,6 +314,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             "mm_vmscan_write_folio",
         )],
         note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm",
+        silences: &[],
     },
     // swap-fault
     EXACT_FAULT[0].with_metric("swap-fault"),
@@ -318,6 +329,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "entry joined from the swap-out of the same page",
+        silences: &[],
     },
     // swap-read
     EXACT_FAULT[0].with_metric("swap-read"),
@@ -331,6 +343,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "",
+        silences: &[],
     },
     // ra-window
     AttachPoint {
@@ -344,6 +357,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[],
         note: "",
+        silences: &[],
     },
     AttachPoint {
         metric: "ra-window",
@@ -361,6 +375,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("ra_fexit", Fexit, "swap_cluster_readahead"),
         ],
         note: "swapin_nr_pages() is inlined: its result is read from its static",
+        silences: &[],
     },
     AttachPoint {
         metric: "ra-window",
@@ -378,6 +393,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("ra_kretprobe", Kretprobe, "swap_cluster_readahead"),
         ],
         note: "swapin_nr_pages() is inlined: its result is read from its static",
+        silences: &[],
     },
     AttachPoint {
         metric: "ra-window",
@@ -386,6 +402,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "pages actually read: the window less pages already cached",
+        silences: &[],
     },
     // swap-cache-hit
     AttachPoint {
@@ -399,6 +416,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[],
         note: "",
+        silences: &[],
     },
     AttachPoint {
         metric: "swap-cache-hit",
@@ -415,6 +433,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("cache_fexit", Fexit, "swap_cache_get_folio"),
         ],
         note: "readahead hit when swapin_readahead_hits grew",
+        silences: &[],
     },
     AttachPoint {
         metric: "swap-cache-hit",
@@ -432,6 +451,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("cache_kretprobe", Kretprobe, "swap_cache_get_folio"),
         ],
         note: "readahead hit when swapin_readahead_hits grew",
+        silences: &[],
     },
     AttachPoint {
         metric: "swap-cache-hit",
@@ -440,6 +460,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "",
+        silences: &[],
     },
     // free-latency
     AttachPoint {
@@ -456,6 +477,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("free_fexit", Fexit, "swapcache_free_entries"),
         ],
         note: "",
+        silences: &[],
     },
     AttachPoint {
         metric: "free-latency",
@@ -471,6 +493,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("free_kretprobe", Kretprobe, "swapcache_free_entries"),
         ],
         note: "",
+        silences: &[],
     },
     AttachPoint {
         metric: "free-latency",
@@ -483,6 +506,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[],
         note: "",
+        silences: &[],
     },
     AttachPoint {
         metric: "free-latency",
@@ -496,6 +520,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("rss_stat", RawTracepoint, "rss_stat")],
         note: "not swapcache_free_entries: swap entries freed by zap_pte_range(), a PTE table at a time",
+        silences: &[],
     },
     // zswap
     AttachPoint {
@@ -513,6 +538,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_fexit", Fexit, "zswap_load"),
         ],
         note: "",
+        silences: &[],
     },
     AttachPoint {
         metric: "zswap",
@@ -529,6 +555,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_fexit", Fexit, "zswap_frontswap_load"),
         ],
         note: "",
+        silences: &[],
     },
     AttachPoint {
         metric: "zswap",
@@ -545,6 +572,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_kretprobe", Kretprobe, "zswap_load"),
         ],
         note: "",
+        silences: &[],
     },
     AttachPoint {
         metric: "zswap",
@@ -561,6 +589,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_kretprobe", Kretprobe, "zswap_frontswap_load"),
         ],
         note: "",
+        silences: &[],
     },
     AttachPoint {
         metric: "zswap",
@@ -575,6 +604,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: FAULT_PROGS,
         note: "stores that are rejected are not seen",
+        silences: &[],
     },
     // zswap-writeback
     AttachPoint {
@@ -588,6 +618,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("zswap_wb_fexit", Fexit, "zswap_writeback_entry")],
         note: "0 returned: one page written back",
+        silences: &[K_EV_ZSWPWB],
     },
     AttachPoint {
         metric: "zswap-writeback",
@@ -600,6 +631,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("zswap_wb_kretprobe", Kretprobe, "zswap_writeback_entry")],
         note: "0 returned: one page written back",
+        silences: &[K_EV_ZSWPWB],
     },
     AttachPoint {
         metric: "zswap-writeback",
@@ -612,6 +644,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("count_memcg_events", RawTracepoint, "count_memcg_events")],
         note: "",
+        silences: &[],
     },
     // khugepaged
     AttachPoint {
@@ -631,6 +664,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             "mm_collapse_huge_page_swapin",
         )],
         note: "",
+        silences: &[],
     },
     AttachPoint {
         metric: "khugepaged-scan",
@@ -660,6 +694,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             ),
         ],
         note: "fields at the offsets of the tracepoints' format files",
+        silences: &[],
     },
     // reclaim
     AttachPoint {
@@ -694,6 +729,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             ),
         ],
         note: "",
+        silences: &[],
     },
     // swapoff
     AttachPoint {
@@ -718,5 +754,6 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             ),
         ],
         note: "",
+        silences: &[],
     },
 ];

@@ -1,15 +1,17 @@
 //! `swaptrace record`: attach, drain the ring buffer with tokio, write the
 //! trace, and always finalize it.
 
-use super::{Recorder, Summary};
+use super::Recorder;
 use crate::lab::{self, VmStat};
 use crate::probe::{self, KernelFacts, LiveError, Probe, ProbeConfig};
 use crate::trace::{
-    Footer, Footprint, Header, Readahead, Record, TraceError, TraceWriter, FORMAT_VERSION,
+    Footer, Footprint, Header, Readahead, Record, Summary, TraceError, TraceWriter, FORMAT_VERSION,
 };
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use swaptrace_common::{kind, FreeBatchEvent, RawEvent, FREE_BATCH_EVENT_SIZE, RAW_EVENT_SIZE};
+use swaptrace_common::{
+    kind, names, FreeBatchEvent, RawEvent, FREE_BATCH_EVENT_SIZE, RAW_EVENT_SIZE,
+};
 use tokio::io::unix::AsyncFd;
 
 #[derive(Debug, thiserror::Error)]
@@ -328,7 +330,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         Ok(st) => {
             rec.lost(end, &st.lost, &mut out);
             if st.swap_out_gone > 0 {
-                let what = "swap_out (folio gone at the tracepoint)".to_string();
+                let what = format!("{} (folio gone at the tracepoint)", names::SWAP_OUT);
                 rec.lost_one(end, what, st.swap_out_gone, &mut out);
             }
         }

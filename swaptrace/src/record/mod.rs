@@ -16,180 +16,11 @@ pub use live::{monotonic_ns, record, RecordError, RecordOptions, Recorded};
 #[cfg(feature = "live")]
 pub use top::{top, Interval, TopOptions, TOP_SECTIONS};
 
+/// [`Recorder::summary`]'s type, at home in `trace`.
+pub use crate::trace::Summary;
 use crate::trace::{OutKind, RaSource, ReadKind, Record, SwapEntry, Syscall};
-use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use swaptrace_common::{exact, flag, kind, read_kind, FreeBatchEvent, RawEvent};
-
-/// What a recording saw, per metric.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Summary {
-    pub swap_outs: u64,
-    pub swap_out_pages: u64,
-    pub swap_out_io: u64,
-    pub swap_out_zero: u64,
-    pub swap_out_zswap: u64,
-    pub swap_out_unknown: u64,
-    pub swap_out_no_vma: u64,
-    pub faults: u64,
-    pub faults_major: u64,
-    /// Faults whose entry was found at a recorded swap-out.
-    pub faults_joined: u64,
-    /// Pages read by I/O inside faults, and outside them.
-    pub fault_pages_read: u64,
-    pub fault_zero_reads: u64,
-    pub fault_zswap_loads: u64,
-    pub other_reads_io: u64,
-    pub other_reads_zero: u64,
-    pub other_reads_zswap: u64,
-    pub zswap_writebacks: u64,
-    pub reclaim_direct: u64,
-    pub reclaim_memcg: u64,
-    pub khugepaged_swapins: u64,
-    pub swapoff_calls: u64,
-    pub ra_windows: u64,
-    pub cache_lookups: u64,
-    pub cache_hits: u64,
-    pub cache_ra_hits: u64,
-    pub free_batches: u64,
-    /// MM_SWAPENTS updates of exiting address spaces (exit zap batches).
-    pub zaps: u64,
-    pub khugepaged_scans: u64,
-    pub collapses: u64,
-    /// Collapses with status 1 (`SCAN_SUCCEED` in every kernel so far).
-    pub collapses_ok: u64,
-    pub freed_entries: u64,
-    pub zswap_stores: u64,
-    pub zswap_stores_rejected: u64,
-    pub zswap_loads: u64,
-    pub zswap_loads_missed: u64,
-    pub lost: BTreeMap<String, u64>,
-}
-
-impl Summary {
-    pub fn pswpin(&self) -> u64 {
-        self.fault_pages_read + self.other_reads_io
-    }
-
-    pub fn swpin_zero(&self) -> u64 {
-        self.fault_zero_reads + self.other_reads_zero
-    }
-
-    /// Adds the counts of one record (also used to summarise a trace file).
-    pub fn add(&mut self, r: &Record) {
-        match r {
-            Record::SwapOut { mm, nr, how, .. } => {
-                self.swap_outs += 1;
-                self.swap_out_pages += *nr as u64;
-                let n = *nr as u64;
-                match how {
-                    OutKind::Io => self.swap_out_io += n,
-                    OutKind::Zero => self.swap_out_zero += n,
-                    OutKind::Zswap => self.swap_out_zswap += n,
-                    OutKind::Unknown => self.swap_out_unknown += n,
-                }
-                if *mm == 0 {
-                    self.swap_out_no_vma += 1;
-                }
-            }
-            Record::SwapFault {
-                entry,
-                major,
-                pages_read,
-                zero_reads,
-                zswap_loads,
-                ..
-            } => {
-                self.faults += 1;
-                self.faults_major += *major as u64;
-                self.faults_joined += entry.is_some() as u64;
-                self.fault_pages_read += *pages_read as u64;
-                self.fault_zero_reads += *zero_reads as u64;
-                self.fault_zswap_loads += *zswap_loads as u64;
-            }
-            Record::SwapRead { how, nr, .. } => {
-                let n = *nr as u64;
-                match how {
-                    ReadKind::Io => self.other_reads_io += n,
-                    ReadKind::Zero => self.other_reads_zero += n,
-                    ReadKind::Zswap => self.other_reads_zswap += n,
-                }
-            }
-            Record::ZswapWriteback { nr, .. } => self.zswap_writebacks += *nr as u64,
-            Record::Reclaim {
-                begin: true, memcg, ..
-            } => {
-                if *memcg {
-                    self.reclaim_memcg += 1
-                } else {
-                    self.reclaim_direct += 1
-                }
-            }
-            Record::KhugepagedSwapin { .. } => self.khugepaged_swapins += 1,
-            Record::Syscall {
-                call: Syscall::Swapoff,
-                ret: None,
-                ..
-            } => self.swapoff_calls += 1,
-            Record::RaWindow { .. } => self.ra_windows += 1,
-            Record::CacheLookup { hit, ra_hit, .. } => {
-                self.cache_lookups += 1;
-                self.cache_hits += *hit as u64;
-                self.cache_ra_hits += *ra_hit as u64;
-            }
-            Record::Zap { .. } => self.zaps += 1,
-            Record::KhugepagedScan { .. } => self.khugepaged_scans += 1,
-            Record::Collapse { status, .. } => {
-                self.collapses += 1;
-                self.collapses_ok += (*status == 1) as u64;
-            }
-            Record::FreeBatch { entries, .. } => {
-                self.free_batches += 1;
-                self.freed_entries += entries.len() as u64;
-            }
-            Record::ZswapOp { load: true, ok, .. } => {
-                self.zswap_loads += 1;
-                self.zswap_loads_missed += !*ok as u64;
-            }
-            Record::ZswapOp {
-                load: false, ok, ..
-            } => {
-                self.zswap_stores += 1;
-                self.zswap_stores_rejected += !*ok as u64;
-            }
-            Record::Lost { what, count, .. } => {
-                *self.lost.entry(what.clone()).or_default() += count
-            }
-            _ => {}
-        }
-    }
-
-    pub fn lost_total(&self) -> u64 {
-        self.lost.values().sum()
-    }
-}
-
-pub fn kind_name(k: u8) -> &'static str {
-    match k {
-        kind::SWAP_OUT => "swap_out",
-        kind::SWAP_FAULT => "swap_fault",
-        kind::SWAP_READ => "swap_read",
-        kind::RECLAIM_BEGIN | kind::RECLAIM_END => "reclaim",
-        kind::KHUGEPAGED_SWAPIN => "khugepaged_swapin",
-        kind::SWAPOFF_ENTER | kind::SWAPOFF_EXIT | kind::SWAPON_ENTER | kind::SWAPON_EXIT => {
-            "syscall"
-        }
-        kind::ZSWAP_WRITEBACK => "zswap_writeback",
-        kind::RA_WINDOW => "ra_window",
-        kind::CACHE_LOOKUP => "cache_lookup",
-        kind::FREE_BATCH => "free_batch",
-        kind::ZSWAP_OP => "zswap_op",
-        kind::ZAP => "zap",
-        kind::KHUGEPAGED_SCAN => "khugepaged_scan",
-        kind::COLLAPSE => "collapse",
-        _ => "unknown",
-    }
-}
 
 /// The event-to-record state machine.
 #[derive(Default)]
@@ -447,7 +278,7 @@ impl Recorder {
         let mut by: BTreeMap<&str, u64> = BTreeMap::new();
         for (k, &n) in lost.iter().enumerate() {
             if n > 0 {
-                *by.entry(kind_name(k as u8)).or_default() += n;
+                *by.entry(kind::name(k as u8)).or_default() += n;
             }
         }
         for (what, count) in by {
@@ -516,6 +347,23 @@ mod tests {
         let s = &r.summary;
         assert_eq!((s.faults, s.faults_major, s.faults_joined), (2, 2, 2));
         assert_eq!((s.swap_outs, s.swap_out_io, s.fault_pages_read), (1, 1, 8));
+    }
+
+    #[test]
+    fn every_event_kind_becomes_the_record_of_its_name() {
+        for k in 1..kind::COUNT as u8 {
+            let mut r = Recorder::new(4096);
+            let mut out = Vec::new();
+            if k == kind::FREE_BATCH {
+                let head = RawEvent { nr: 1, ..ev(k) };
+                let entries = [0; swaptrace_common::FREE_BATCH_MAX];
+                r.ingest_free(&FreeBatchEvent { head, entries }, &mut out);
+            } else {
+                r.ingest(&ev(k), &mut out);
+            }
+            let last = out.last().map(|r| r.kind_name());
+            assert_eq!(last, Some(kind::name(k)), "kind {k}");
+        }
     }
 
     #[test]

@@ -2,11 +2,11 @@
 //! it goes (bcc's `argdist -i` / `funclatency -i`), instead of written.
 
 use super::live::{attach, drain, Attached, RecordError};
-use super::{Recorder, Summary};
+use super::Recorder;
 use crate::lab::{self, VmStat};
 use crate::probe::{self, KernelFacts, ProbeConfig};
-use crate::report::{CountTable, Log2Hist, RA_WINDOW_TITLE, SWAP_COUNTERS};
-use crate::trace::Record;
+use crate::stats::{CountTable, Log2Hist, RA_WINDOW_TITLE};
+use crate::trace::{utc, Record, Summary, SWAP_COUNTERS};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -80,7 +80,7 @@ impl Interval {
     pub fn text(&self, metrics: &[String]) -> String {
         let s = &self.summary;
         let mut o = String::new();
-        let t = crate::report::utc((self.end_unix_s * 1e9) as u64);
+        let t = utc((self.end_unix_s * 1e9) as u64);
         let _ = writeln!(o, "{t} (interval {}, {:.2} s)", self.index, self.seconds);
         if Self::shows(metrics, "faults") {
             let _ = writeln!(

@@ -1,6 +1,6 @@
 //! Recorded counts against the kernel's own /proc/vmstat deltas.
 
-use crate::record::Summary;
+use crate::trace::Summary;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;

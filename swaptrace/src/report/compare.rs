@@ -162,7 +162,7 @@ impl Comparison {
             );
         }
         if let Some((wa, wb)) = &self.windows {
-            let _ = writeln!(o, "\n{}", super::metric_hist::RA_WINDOW_TITLE);
+            let _ = writeln!(o, "\n{}", crate::stats::RA_WINDOW_TITLE);
             let _ = writeln!(o, "\t{:<16} {:>10} {:>10}", "EVENT", la, lb);
             let mut keys: Vec<u64> = wa.keys().chain(wb.keys()).copied().collect();
             keys.sort_unstable();

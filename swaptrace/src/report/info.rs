@@ -1,50 +1,9 @@
 //! `swaptrace info`: a trace's header, counts per record kind, vmstat deltas.
 
-use crate::record::Summary;
-use crate::trace::Loaded;
+use crate::trace::{utc, Loaded, Summary, SWAP_COUNTERS};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::fmt::Write;
-
-/// The vmstat counters shown by `info` (all are kept in the trace).
-pub const SWAP_COUNTERS: &[&str] = &[
-    "pswpin",
-    "pswpout",
-    "pgmajfault",
-    "swpin_zero",
-    "swpout_zero",
-    "swap_ra",
-    "swap_ra_hit",
-    "zswpin",
-    "zswpout",
-    "zswpwb",
-    "nr_vmscan_write",
-    "allocstall_normal",
-    "allocstall_movable",
-    "thp_collapse_alloc",
-];
-
-/// Unix time in ns as `YYYY-MM-DD HH:MM:SS UTC`.
-pub fn utc(unix_ns: u64) -> String {
-    let secs = unix_ns / 1_000_000_000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + (m <= 2) as i64;
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
 
 pub fn kind_counts(t: &Loaded) -> BTreeMap<&'static str, u64> {
     let mut m = BTreeMap::new();
@@ -203,16 +162,4 @@ pub fn info_text(t: &Loaded, path: &str, file_bytes: u64) -> String {
         let _ = writeln!(o, "problem     {p}");
     }
     o
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn utc_dates() {
-        assert_eq!(super::utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(
-            super::utc(1_796_010_000 * 1_000_000_000),
-            "2026-11-30 03:40:00 UTC"
-        );
-    }
 }

@@ -1,14 +1,12 @@
 //! `swaptrace hist`: one metric of a trace as an argdist count table or a
 //! funclatency log2 histogram with percentiles, human and JSON.
 
-use super::hist::{CountTable, Log2Hist};
+use crate::stats::{percentiles, CountTable, Log2Hist, RA_WINDOW_TITLE};
 use crate::trace::{Loaded, Record, Syscall};
 use serde_json::json;
 use std::collections::HashMap;
 use std::fmt::Write;
-
-/// The argdist probe line the swapoff readahead-statistics thread prints above its window tables.
-pub const RA_WINDOW_TITLE: &str = "r::swapin_nr_pages(unsigned long offset):unsigned long:$retval";
+use swaptrace_common::names;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum HistMetric {
@@ -78,23 +76,6 @@ fn swapoff_spans(t: &Loaded) -> Vec<(u32, u64, u64)> {
     spans
 }
 
-const PCTS: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 100.0];
-
-fn percentiles(values: &[u64]) -> (Vec<(f64, u64)>, u64) {
-    let mut h = match hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1 << 40, 3) {
-        Ok(h) => h,
-        Err(_) => return (Vec::new(), 0),
-    };
-    for &v in values {
-        h.saturating_record(v);
-    }
-    let p = PCTS
-        .iter()
-        .map(|&q| (q, h.value_at_percentile(q)))
-        .collect();
-    (p, h.max())
-}
-
 pub fn histogram(t: &Loaded, metric: HistMetric, during: During) -> Result<HistOut, HistError> {
     let spans = swapoff_spans(t);
     let keep = |tid: u32, ts: u64| {
@@ -121,7 +102,7 @@ pub fn histogram(t: &Loaded, metric: HistMetric, during: During) -> Result<HistO
                 }
             }
             if c.total() == 0 {
-                return Err(HistError::Empty("ra_window"));
+                return Err(HistError::Empty(names::RA_WINDOW));
             }
             Ok(HistOut {
                 title: RA_WINDOW_TITLE.into(),
@@ -166,7 +147,7 @@ pub fn histogram(t: &Loaded, metric: HistMetric, during: During) -> Result<HistO
                 .flat_map(|s| s.intervals_us)
                 .collect();
             if vals.is_empty() {
-                return Err(HistError::Empty("zap"));
+                return Err(HistError::Empty(names::ZAP));
             }
             Ok(latency_out(
                 "time between zap batches (a PTE table of swap entries freed)",
@@ -176,10 +157,14 @@ pub fn histogram(t: &Loaded, metric: HistMetric, during: During) -> Result<HistO
         }
         HistMetric::FaultLatency | HistMetric::FreeLatency => {
             let (what, title, source) = if metric == HistMetric::FaultLatency {
-                ("swap_fault", "swap-in fault latency", "swap_fault records")
+                (
+                    names::SWAP_FAULT,
+                    "swap-in fault latency",
+                    "swap_fault records",
+                )
             } else {
                 (
-                    "free_batch",
+                    names::FREE_BATCH,
                     "swapcache_free_entries() latency",
                     "free_batch records",
                 )
@@ -267,22 +252,5 @@ impl HistOut {
                 .map(|(q, v)| json!({"percentile": q, "value": v})).collect::<Vec<_>>(),
             "max": self.max,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentiles_cover_the_largest_values() {
-        let mut v: Vec<u64> = (0..1000).collect();
-        v.push(20_000);
-        v.push(30_000);
-        let (p, max) = percentiles(&v);
-        assert_eq!(p[0].0, 50.0);
-        assert!((495..=505).contains(&p[0].1), "{p:?}");
-        assert!(max >= 29_990, "{max}");
-        assert_eq!(p[4].1, max);
     }
 }

@@ -224,7 +224,7 @@ pub fn replay_json(
 /// argdist style: one row per window, one column per source.
 pub fn window_columns_text(cols: &[(String, std::collections::BTreeMap<u64, u64>)]) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "{}", super::metric_hist::RA_WINDOW_TITLE);
+    let _ = writeln!(o, "{}", crate::stats::RA_WINDOW_TITLE);
     let mut values: Vec<u64> = cols.iter().flat_map(|(_, c)| c.keys().copied()).collect();
     values.sort_unstable();
     values.dedup();

@@ -4,12 +4,16 @@
 mod codec;
 mod file;
 mod jsonl;
+mod summary;
+#[cfg(test)]
+mod tests;
 
 pub use codec::{decode_records, encode_record};
 pub use file::{read_trace, ChunkInfo, Loaded, TraceReader, TraceWriter};
 pub use jsonl::{
     export_jsonl, export_jsonl_file, import_jsonl, ExportStats, ImportReport, JsonlError,
 };
+pub use summary::Summary;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -226,25 +230,27 @@ pub enum Record {
 }
 
 impl Record {
+    /// The kind's name: the serde tag above (a test checks they agree).
     pub fn kind_name(&self) -> &'static str {
+        use swaptrace_common::names;
         match self {
-            Record::Task { .. } => "task",
-            Record::AddressSpace { .. } => "address_space",
-            Record::SwapOut { .. } => "swap_out",
-            Record::SwapFault { .. } => "swap_fault",
-            Record::SwapRead { .. } => "swap_read",
-            Record::Reclaim { .. } => "reclaim",
-            Record::KhugepagedSwapin { .. } => "khugepaged_swapin",
-            Record::Syscall { .. } => "syscall",
-            Record::ZswapWriteback { .. } => "zswap_writeback",
-            Record::RaWindow { .. } => "ra_window",
-            Record::CacheLookup { .. } => "cache_lookup",
-            Record::FreeBatch { .. } => "free_batch",
-            Record::ZswapOp { .. } => "zswap_op",
-            Record::Zap { .. } => "zap",
-            Record::KhugepagedScan { .. } => "khugepaged_scan",
-            Record::Collapse { .. } => "collapse",
-            Record::Lost { .. } => "lost",
+            Record::Task { .. } => names::TASK,
+            Record::AddressSpace { .. } => names::ADDRESS_SPACE,
+            Record::SwapOut { .. } => names::SWAP_OUT,
+            Record::SwapFault { .. } => names::SWAP_FAULT,
+            Record::SwapRead { .. } => names::SWAP_READ,
+            Record::Reclaim { .. } => names::RECLAIM,
+            Record::KhugepagedSwapin { .. } => names::KHUGEPAGED_SWAPIN,
+            Record::Syscall { .. } => names::SYSCALL,
+            Record::ZswapWriteback { .. } => names::ZSWAP_WRITEBACK,
+            Record::RaWindow { .. } => names::RA_WINDOW,
+            Record::CacheLookup { .. } => names::CACHE_LOOKUP,
+            Record::FreeBatch { .. } => names::FREE_BATCH,
+            Record::ZswapOp { .. } => names::ZSWAP_OP,
+            Record::Zap { .. } => names::ZAP,
+            Record::KhugepagedScan { .. } => names::KHUGEPAGED_SCAN,
+            Record::Collapse { .. } => names::COLLAPSE,
+            Record::Lost { .. } => names::LOST,
         }
     }
 }
@@ -337,6 +343,55 @@ pub fn zswap_params() -> BTreeMap<String, String> {
             ))
         })
         .collect()
+}
+
+/// The swap-related vmstat counters among the header's and footer's
+/// snapshots, as `info` and `top` show them (all are kept in the trace).
+pub const SWAP_COUNTERS: &[&str] = &[
+    "pswpin",
+    "pswpout",
+    "pgmajfault",
+    "swpin_zero",
+    "swpout_zero",
+    "swap_ra",
+    "swap_ra_hit",
+    "zswpin",
+    "zswpout",
+    "zswpwb",
+    "nr_vmscan_write",
+    "allocstall_normal",
+    "allocstall_movable",
+    "thp_collapse_alloc",
+];
+
+/// (major, minor) of a release such as "6.18.0-1-amd64"; (0, 0) if none.
+pub fn kernel_version(release: &str) -> (u32, u32) {
+    let mut it = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    (it.next().unwrap_or(0), it.next().unwrap_or(0))
+}
+
+/// Unix time in ns as `YYYY-MM-DD HH:MM:SS UTC`.
+pub fn utc(unix_ns: u64) -> String {
+    let secs = unix_ns / 1_000_000_000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (m <= 2) as i64;
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
 }
 
 impl Header {

@@ -1,4 +1,5 @@
-//! `argdist -C` count tables and `funclatency` log2 histograms.
+//! Shared by the recording and the offline side: `argdist -C` count
+//! tables, `funclatency` log2 histograms and percentiles.
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -108,6 +109,29 @@ impl fmt::Display for Log2Hist {
     }
 }
 
+/// The percentiles reported: median, tail and maximum.
+const PCTS: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 100.0];
+
+/// (percentile, value) pairs for [`PCTS`] and the largest value.
+pub fn percentiles(values: &[u64]) -> (Vec<(f64, u64)>, u64) {
+    let mut h = match hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1 << 40, 3) {
+        Ok(h) => h,
+        Err(_) => return (Vec::new(), 0),
+    };
+    for &v in values {
+        h.saturating_record(v);
+    }
+    let p = PCTS
+        .iter()
+        .map(|&q| (q, h.value_at_percentile(q)))
+        .collect();
+    (p, h.max())
+}
+
+/// The argdist probe line printed above readahead window tables (the
+/// `swapin_nr_pages()` return that the windows stand for).
+pub const RA_WINDOW_TITLE: &str = "r::swapin_nr_pages(unsigned long offset):unsigned long:$retval";
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +163,17 @@ mod tests {
         assert_eq!(j["buckets"][9]["low"], 512);
         assert_eq!(j["buckets"][9]["high"], 1023);
         assert!(h.to_string().contains("512 -> 1023"));
+    }
+
+    #[test]
+    fn percentiles_cover_the_largest_values() {
+        let mut v: Vec<u64> = (0..1000).collect();
+        v.push(20_000);
+        v.push(30_000);
+        let (p, max) = percentiles(&v);
+        assert_eq!(p[0].0, 50.0);
+        assert!((495..=505).contains(&p[0].1), "{p:?}");
+        assert!(max >= 29_990, "{max}");
+        assert_eq!(p[4].1, max);
     }
 }

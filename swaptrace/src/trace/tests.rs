@@ -1,0 +1,172 @@
+use super::*;
+
+#[test]
+fn utc_dates() {
+    assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+    assert_eq!(
+        utc(1_796_010_000 * 1_000_000_000),
+        "2026-11-30 03:40:00 UTC"
+    );
+}
+
+#[test]
+fn kernel_versions() {
+    assert_eq!(kernel_version("6.18.0-1-amd64"), (6, 18));
+    assert_eq!(kernel_version("5.7"), (5, 7));
+    assert_eq!(kernel_version("unknown"), (0, 0));
+}
+
+/// One record of every kind. The match makes a new kind a compile error
+/// here until it has an example.
+fn one_of_each() -> Vec<Record> {
+    let e = SwapEntry { dev: 0, offset: 1 };
+    let all = vec![
+        Record::Task {
+            tid: 1,
+            pid: 1,
+            comm: "a".into(),
+        },
+        Record::AddressSpace { mm: 1, pid: 1 },
+        Record::SwapOut {
+            ts: 0,
+            tid: 1,
+            mm: 1,
+            vaddr: 0,
+            entry: e,
+            nr: 1,
+            how: OutKind::Io,
+        },
+        Record::SwapFault {
+            ts: 0,
+            dur_ns: 0,
+            tid: 1,
+            mm: 1,
+            addr: 0,
+            entry: None,
+            major: true,
+            pages_read: 1,
+            zero_reads: 0,
+            zswap_loads: 0,
+        },
+        Record::SwapRead {
+            ts: 0,
+            tid: 1,
+            how: ReadKind::Io,
+            nr: 1,
+        },
+        Record::Reclaim {
+            ts: 0,
+            tid: 1,
+            begin: true,
+            memcg: false,
+            nr_reclaimed: 0,
+        },
+        Record::KhugepagedSwapin {
+            ts: 0,
+            tid: 1,
+            mm: 1,
+            swapped_in: 0,
+            referenced: 0,
+            ret: 0,
+        },
+        Record::Syscall {
+            ts: 0,
+            tid: 1,
+            call: Syscall::Swapoff,
+            ret: None,
+        },
+        Record::ZswapWriteback {
+            ts: 0,
+            tid: 1,
+            nr: 1,
+        },
+        Record::RaWindow {
+            ts: 0,
+            tid: 1,
+            entry: e,
+            window: 8,
+            hits: 0,
+            source: RaSource::FexitLastReadaheadPages,
+        },
+        Record::CacheLookup {
+            ts: 0,
+            tid: 1,
+            entry: e,
+            hit: true,
+            ra_hit: false,
+        },
+        Record::FreeBatch {
+            ts: 0,
+            tid: 1,
+            lat_ns: 0,
+            entries: vec![e],
+        },
+        Record::ZswapOp {
+            ts: 0,
+            tid: 1,
+            load: true,
+            ok: true,
+        },
+        Record::Zap {
+            ts: 0,
+            tid: 1,
+            mm: 1,
+            swap_ents: None,
+            exiting: false,
+        },
+        Record::KhugepagedScan {
+            ts: 0,
+            tid: 1,
+            mm: 1,
+            referenced: 0,
+            none_or_zero: 0,
+            unmapped: 0,
+            status: 1,
+        },
+        Record::Collapse {
+            ts: 0,
+            tid: 1,
+            mm: 1,
+            isolated: true,
+            status: 1,
+        },
+        Record::Lost {
+            ts: 0,
+            what: "swap_fault".into(),
+            count: 1,
+        },
+    ];
+    let mut seen = [false; 17];
+    for r in &all {
+        let i = match r {
+            Record::Task { .. } => 0,
+            Record::AddressSpace { .. } => 1,
+            Record::SwapOut { .. } => 2,
+            Record::SwapFault { .. } => 3,
+            Record::SwapRead { .. } => 4,
+            Record::Reclaim { .. } => 5,
+            Record::KhugepagedSwapin { .. } => 6,
+            Record::Syscall { .. } => 7,
+            Record::ZswapWriteback { .. } => 8,
+            Record::RaWindow { .. } => 9,
+            Record::CacheLookup { .. } => 10,
+            Record::FreeBatch { .. } => 11,
+            Record::ZswapOp { .. } => 12,
+            Record::Zap { .. } => 13,
+            Record::KhugepagedScan { .. } => 14,
+            Record::Collapse { .. } => 15,
+            Record::Lost { .. } => 16,
+        };
+        seen[i] = true;
+    }
+    assert!(seen.iter().all(|&s| s), "an example per kind");
+    all
+}
+
+#[test]
+fn serde_tags_are_the_common_kind_names() {
+    for r in one_of_each() {
+        let v = serde_json::to_value(&r).expect("a record serializes");
+        assert_eq!(v["kind"], r.kind_name(), "{r:?}");
+    }
+}
