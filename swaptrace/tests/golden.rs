@@ -56,10 +56,18 @@ fn replay_json_is_unchanged() {
         let o = cmd.current_dir(&dir).output().expect("running swaptrace");
         let code = o.status.code().unwrap_or(-1);
         let stderr = String::from_utf8_lossy(&o.stderr);
-        assert!(!stderr.contains("panicked"), "{} {:?}: {stderr}", c.trace, c.args);
+        assert!(
+            !stderr.contains("panicked"),
+            "{} {:?}: {stderr}",
+            c.trace,
+            c.args
+        );
         let what = format!("{} {}", c.trace, c.args.join(" "));
         if code != c.code {
-            bad.push(format!("{what}: exit {code}, expected {}: {stderr}", c.code));
+            bad.push(format!(
+                "{what}: exit {code}, expected {}: {stderr}",
+                c.code
+            ));
         }
         match &c.out {
             Some(f) if bless => std::fs::write(dir.join(f), &o.stdout).expect("bless"),
@@ -73,5 +81,11 @@ fn replay_json_is_unchanged() {
             None => {}
         }
     }
-    assert!(bad.is_empty(), "{} of {} cases differ:\n{}", bad.len(), all.len(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "{} of {} cases differ:\n{}",
+        bad.len(),
+        all.len(),
+        bad.join("\n")
+    );
 }

@@ -5,8 +5,9 @@
 
 use std::path::PathBuf;
 use swaptrace::lab;
-use swaptrace::record::{record, run_demo, DemoOptions, RecordOptions, Summary};
+use swaptrace::record::{record, run_demo, DemoOptions, RecordOptions};
 use swaptrace::report::{check_text, vmstat_check};
+use swaptrace::trace::Summary;
 use swaptrace::trace::{read_trace, Record, SwapEntry};
 use swaptrace::workload::{Pattern, WorkloadSpec};
 

@@ -13,8 +13,8 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let f = std::fs::File::open(&a.input)
-        .with_context(|| format!("opening {}", a.input.display()))?;
+    let f =
+        std::fs::File::open(&a.input).with_context(|| format!("opening {}", a.input.display()))?;
     let r = swaptrace::trace::import_jsonl(std::io::BufReader::new(f), &a.output)?;
     for (line, why) in &r.bad_lines {
         eprintln!("{}:{line}: {why}", a.input.display());

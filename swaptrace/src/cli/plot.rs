@@ -43,7 +43,7 @@ pub fn run(a: Args) -> Result<()> {
         }
         "zswap" => {
             let r = swaptrace::replay::zswap::run(&t, &req)?;
-            report::zswap_png(&a.output, &t, &r.results)?
+            report::zswap_png(&a.output, &t, &r.metrics)?
         }
         "khugepaged" => bail!(
             "--family khugepaged has no charts yet; `replay --family khugepaged` shows it"

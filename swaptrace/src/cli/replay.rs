@@ -65,7 +65,11 @@ impl ReplayArgs {
         let f = self.family();
         let uses = f.uses();
         for (given, used, flag) in [
-            (self.memory_pages.is_some(), uses.memory_pages, "--memory-pages"),
+            (
+                self.memory_pages.is_some(),
+                uses.memory_pages,
+                "--memory-pages",
+            ),
             (self.device.is_some(), uses.device, "--device"),
         ] {
             if given && !used {

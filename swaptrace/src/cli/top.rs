@@ -36,7 +36,11 @@ pub fn run(_: Args) -> Result<()> {
 pub fn run(a: Args) -> Result<()> {
     use std::io::Write;
     use swaptrace::record::{TopOptions, TOP_SECTIONS};
-    if let Some(m) = a.metric.iter().find(|m| !TOP_SECTIONS.contains(&m.as_str())) {
+    if let Some(m) = a
+        .metric
+        .iter()
+        .find(|m| !TOP_SECTIONS.contains(&m.as_str()))
+    {
         anyhow::bail!("--metric {m}: known: {}", TOP_SECTIONS.join(", "));
     }
     let opts = TopOptions {

@@ -9,8 +9,6 @@ mod live;
 mod table;
 pub mod tpformat;
 
-/// Moved to [`crate::trace::kernel_version`]; kept until replay/ imports it from there.
-pub use crate::trace::kernel_version;
 pub use kernel::{kernel_release, page_size, KernelFacts, Trial};
 #[cfg(feature = "live")]
 pub use live::{LiveError, Probe, ProbeConfig, ProgStat, Stats};

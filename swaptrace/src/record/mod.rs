@@ -17,7 +17,7 @@ pub use live::{monotonic_ns, record, RecordError, RecordOptions, Recorded};
 pub use top::{top, Interval, TopOptions, TOP_SECTIONS};
 
 /// [`Recorder::summary`]'s type, at home in `trace`.
-pub use crate::trace::Summary;
+use crate::trace::Summary;
 use crate::trace::{OutKind, RaSource, ReadKind, Record, SwapEntry, Syscall};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use swaptrace_common::{exact, flag, kind, read_kind, FreeBatchEvent, RawEvent};

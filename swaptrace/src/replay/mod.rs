@@ -1,6 +1,7 @@
 //! Replaying a trace through models of kernel swap policies, one family
-//! each: readahead (swap-ins), free (swap entry frees), zswap (the
-//! compressed pool) and khugepaged (swap-ins for collapse).
+//! each: readahead (swap-ins), free (swap-entry frees), zswap (the
+//! compressed pool) and khugepaged (swap-ins for collapse). Every family has
+//! the shape of [`Family`]; [`FAMILIES`] lists them.
 
 pub mod family;
 pub mod free;
@@ -8,16 +9,142 @@ pub mod khugepaged;
 pub mod readahead;
 pub mod zswap;
 
+pub use family::{ParamInfo, PolicyInfo, ReplayRequest, Uses};
 pub use readahead::{
-    kernel_policy, policy_by_name, replay, DeviceModel, Event, FaultCtx, InputBuilder, Metrics,
-    Policy, ReplayError, ReplayInput, SwapView, SwapoffMetrics, SwapoffMode, DEVICES, POLICY_NAMES,
+    kernel_policy, policy_by_name, replay, replay_all, DeviceModel, Event, FaultCtx, InputBuilder,
+    Metrics, Policy, ReplayError, ReplayInput, SwapView, SwapoffMetrics, SwapoffMode, DEVICES,
+    POLICY_NAMES,
 };
 
-/// [`readahead::replay_all`] in the shape its callers outside the family
-/// still expect, until they call [`readahead::run`]: a policy that panics
-/// panics here too, naming itself, instead of giving a row of zeros.
-pub fn replay_all(input: &ReplayInput, policies: Vec<Box<dyn Policy>>) -> Vec<Metrics> {
-    readahead::replay_all(input, policies).unwrap_or_else(|e| panic!("{e}"))
+use crate::trace::Loaded;
+
+/// A replay family: its policies, parameters and the generic options it
+/// reads, and a run over a trace.
+pub trait Family: Sync {
+    /// As `--family` takes it.
+    fn name(&self) -> &'static str;
+    /// One line for `--family`'s help.
+    fn about(&self) -> &'static str;
+    fn policies(&self) -> &'static [PolicyInfo];
+    fn params(&self) -> &'static [ParamInfo];
+    fn uses(&self) -> Uses;
+    fn run(&self, t: &Loaded, req: &ReplayRequest) -> Result<Replayed, FamilyError>;
+}
+
+/// What a family's run returns, for `report::replayed_text`/`_json`.
+pub enum Replayed {
+    Readahead(readahead::ReadaheadReplay),
+    Free(free::FreeReplay),
+    Zswap(zswap::ZswapReplay),
+    Khugepaged(khugepaged::KhpReplay),
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FamilyError {
+    #[error(transparent)]
+    Readahead(#[from] ReplayError),
+    #[error(transparent)]
+    Free(#[from] free::FreeError),
+    #[error(transparent)]
+    Zswap(#[from] zswap::ZswapError),
+    #[error(transparent)]
+    Khugepaged(#[from] khugepaged::KhpError),
+}
+
+impl Replayed {
+    /// Remarks on what was left out of the replay.
+    pub fn notes(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Replayed::Readahead(r) = self {
+            if r.unknown_faults > 0 {
+                v.push(format!(
+                    "{} faults without a recorded swap-out entry are not replayed",
+                    r.unknown_faults
+                ));
+            }
+            if r.unknown_swapoffs > 0 {
+                v.push(format!(
+                    "{} swapoffs of a device the trace cannot tell are not replayed",
+                    r.unknown_swapoffs
+                ));
+            }
+        }
+        v
+    }
+
+    /// An error after what could be shown was shown: the free family on a
+    /// trace without free batches shows its zapped page tables instead.
+    pub fn outcome(&self) -> Result<(), FamilyError> {
+        match self {
+            Replayed::Free(free::FreeReplay::NoBatches { .. }) => {
+                Err(free::FreeError::NoBatches.into())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+macro_rules! family {
+    ($ty:ident, $module:ident, $variant:ident, $name:literal, $about:literal) => {
+        pub struct $ty;
+        impl Family for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+            fn about(&self) -> &'static str {
+                $about
+            }
+            fn policies(&self) -> &'static [PolicyInfo] {
+                $module::POLICIES
+            }
+            fn params(&self) -> &'static [ParamInfo] {
+                $module::PARAMS
+            }
+            fn uses(&self) -> Uses {
+                $module::USES
+            }
+            fn run(&self, t: &Loaded, req: &ReplayRequest) -> Result<Replayed, FamilyError> {
+                Ok(Replayed::$variant($module::run(t, req)?))
+            }
+        }
+    };
+}
+
+family!(
+    Readahead,
+    readahead,
+    Readahead,
+    "readahead",
+    "swap readahead at swap-in faults and swapoff: cluster, vma, none, fixed:N, leap, oracle"
+);
+family!(
+    Free,
+    free,
+    Free,
+    "free",
+    "freeing swap entries in batches: unsorted, sorted (4.12), per-device, batch:N"
+);
+family!(
+    Zswap,
+    zswap,
+    Zswap,
+    "zswap",
+    "the zswap pool and its shrinker: no-shrinker, shrinker, second chance and disk-swapin tracking (6.12)"
+);
+family!(
+    Khugepaged,
+    khugepaged,
+    Khugepaged,
+    "khugepaged",
+    "khugepaged's swap-ins for collapse: always, allocstall gating (4.7), referenced-half (4.8+), max-ptes-swap:N"
+);
+
+/// Every family; the first is the default of `--family`.
+pub static FAMILIES: [&dyn Family; 4] = [&Readahead, &Free, &Zswap, &Khugepaged];
+
+/// A family by its `--family` name.
+pub fn family(name: &str) -> Option<&'static dyn Family> {
+    FAMILIES.iter().copied().find(|f| f.name() == name)
 }
 
 /// A plain decimal (digits only: no sign, no exponent) from `lo` to `hi`,

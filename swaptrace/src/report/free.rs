@@ -6,8 +6,9 @@ use std::fmt::Write as _;
 
 use serde_json::json;
 
-use super::{zap_text, CountTable};
+use super::zap_text;
 use crate::replay::free::{FreeMetrics, FreeReplay, LiveFree, ZapSpan};
+use crate::stats::CountTable;
 
 /// The text of a [`FreeReplay`]: [`free_text`], or the zap spans.
 pub fn free_replay_text(r: &FreeReplay) -> String {

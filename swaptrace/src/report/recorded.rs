@@ -1,6 +1,6 @@
 //! What `record` and `demo` print about the events they captured.
 
-use crate::record::Summary;
+use crate::trace::Summary;
 use std::fmt::Write;
 
 /// Events and lost events per metric, then the fault totals.
@@ -17,7 +17,11 @@ pub fn recorded_text(s: &Summary) -> String {
             "swap_read",
         ),
         ("reclaim", s.reclaim_direct + s.reclaim_memcg, "reclaim"),
-        ("khugepaged-swapin", s.khugepaged_swapins, "khugepaged_swapin"),
+        (
+            "khugepaged-swapin",
+            s.khugepaged_swapins,
+            "khugepaged_swapin",
+        ),
         ("zswap-writeback", s.zswap_writebacks, "zswap_writeback"),
         ("swapoff", s.swapoff_calls, "syscall"),
         ("ra-window", s.ra_windows, "ra_window"),

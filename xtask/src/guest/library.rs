@@ -4,12 +4,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub use swaptrace::report::{mode, window_columns_text, CountTable, During};
+use swaptrace::replay::ReplayRequest;
+pub use swaptrace::report::{mode, window_columns_text, During};
+pub use swaptrace::stats::CountTable;
 pub use swaptrace::trace::{Loaded, Record};
 
 /// The recording kernel's (major, minor).
 pub fn kernel_version(release: &str) -> (u32, u32) {
-    swaptrace::probe::kernel_version(release)
+    swaptrace::trace::kernel_version(release)
 }
 
 pub fn read_trace(path: &Path) -> Result<Loaded, String> {
@@ -52,14 +54,13 @@ pub struct SwapoffReplay {
 
 /// Replays the swap-outs of `full` (the whole run) with a swapoff walk.
 pub fn replay_swapoff(full: &Loaded) -> Result<SwapoffReplay, String> {
-    use swaptrace::replay::{policy_by_name, replay_all, ReplayInput};
-    let input =
-        ReplayInput::from_trace(full, full.header.memory_pages()).map_err(|e| e.to_string())?;
-    let policies: Vec<_> = ["cluster", "cluster-swapoff-fix", "cluster-no-swapoff-fix"]
-        .iter()
-        .filter_map(|n| policy_by_name(n, &input).ok())
-        .collect();
-    let results = replay_all(&input, policies);
+    let req = ReplayRequest {
+        policies: Some("cluster,cluster-swapoff-fix,cluster-no-swapoff-fix"),
+        ..ReplayRequest::default()
+    };
+    let results = swaptrace::replay::readahead::run(full, &req)
+        .map_err(|e| e.to_string())?
+        .results;
     let so = results
         .first()
         .and_then(|m| m.swapoff.as_ref())
@@ -82,12 +83,9 @@ pub fn replay_swapoff(full: &Loaded) -> Result<SwapoffReplay, String> {
 
 /// The zswap policies replayed on `t`: the comparison table.
 pub fn replay_zswap_text(t: &Loaded) -> Result<String, String> {
-    use swaptrace::replay::zswap::{
-        replay_zswap, zswap_text, ZswapInput, ZswapParams, ZswapPolicy,
-    };
-    let input = ZswapInput::from_loaded(t).map_err(|e| e.to_string())?;
-    let m = replay_zswap(&input, &ZswapPolicy::all(), &ZswapParams::from_trace(t));
-    Ok(zswap_text(&input.live, &m))
+    let r =
+        swaptrace::replay::zswap::run(t, &ReplayRequest::default()).map_err(|e| e.to_string())?;
+    Ok(swaptrace::report::zswap_text(&r.live, &r.metrics))
 }
 
 /// Lock acquisitions of one batch-free policy.
@@ -106,26 +104,25 @@ pub struct FreeReplay {
 }
 
 pub fn replay_free(t: &Loaded) -> Result<FreeReplay, String> {
-    use swaptrace::replay::free::{
-        free_text, replay_free, FreeCost, FreeInput, FreePolicy, LiveFree,
+    use swaptrace::replay::free::{self, FreeError};
+    let req = ReplayRequest {
+        policies: Some("unsorted,sorted,per-device"),
+        ..ReplayRequest::default()
     };
-    let input = FreeInput::from_loaded(t).map_err(|e| e.to_string())?;
-    let policies = [
-        FreePolicy::Unsorted,
-        FreePolicy::Sorted,
-        FreePolicy::PerDevice,
-    ];
-    let m = replay_free(&input, &policies, FreeCost::default());
+    let (live, m) = match free::run(t, &req).map_err(|e| e.to_string())? {
+        free::FreeReplay::Replayed { live, metrics } => (live, metrics),
+        free::FreeReplay::NoBatches { .. } => return Err(FreeError::NoBatches.to_string()),
+    };
     let locks = |i: usize| {
         m.get(i)
             .map(|f| FreeLocks {
                 batches: f.batches,
                 locks: f.locks,
             })
-            .ok_or_else(|| format!("no result for {:?}", policies[i]))
+            .ok_or_else(|| format!("no result for policy {i}"))
     };
     Ok(FreeReplay {
-        text: free_text(&LiveFree::from_input(&input), &m),
+        text: swaptrace::report::free_text(&live, &m),
         unsorted: locks(0)?,
         sorted: locks(1)?,
         per_device: locks(2)?,

@@ -24,10 +24,6 @@ use super::family::{known, ParamInfo, PolicyInfo, ReplayRequest, Uses};
 use crate::trace::{Loaded, Record, SwapEntry};
 use crate::workload::SplitMix64;
 
-/// For today's main.rs only; delete once the CLI calls [`run`] and
-/// `report::free_replay_text`.
-#[doc(hidden)]
-pub use crate::report::{free_json, free_text};
 pub use zap::{zap_spans, ZapSpan};
 
 /// `SWAP_BATCH` / `SWAP_SLOTS_CACHE_SIZE`: entries per per-CPU free buffer.

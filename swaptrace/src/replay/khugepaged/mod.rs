@@ -48,10 +48,6 @@ use serde::Serialize;
 use super::family::{known, ParamInfo, PolicyInfo, ReplayRequest, Uses};
 use crate::trace::{Footprint, Loaded};
 
-/// For today's main.rs only; delete once the CLI calls [`run`] and
-/// `report::khp_replay_text`.
-#[doc(hidden)]
-pub use crate::report::{khp_json, khp_text};
 pub use input::{
     default_status_names, KhpInput, KhpKernel, KhpScan, KhpSleep, KhpStall, ScanClass,
 };

@@ -56,7 +56,7 @@ pub enum SwapoffMode {
 impl SwapoffMode {
     /// The behaviour of a kernel release such as "6.18.0-1-amd64".
     pub fn for_release(release: &str) -> SwapoffMode {
-        let v = crate::probe::kernel_version(release);
+        let v = crate::trace::kernel_version(release);
         if v < (5, 8) && v != (0, 0) {
             SwapoffMode::Readahead
         } else if v < (6, 18) {

@@ -6,24 +6,20 @@
 //! - `input`: the trace as events; `space`: swap slots and page table;
 //!   `metrics`: the counters; `policy`: the [`Policy`] trait and what it sees;
 //! - `engine`: the model, which knows policies only by the trait;
-//! - one file per policy (`cluster`, `vma`, `fixed`, `leap`, `oracle`), and
-//!   `registry`, the only module that names them;
+//! - `policies/`: one file per policy (`cluster`, `vma`, `fixed`, `leap`,
+//!   `oracle`) and the registry (`policies/mod.rs`), the only module that
+//!   names them;
 //! - `run`: the family's entry point (default set, `--param`, device model).
 
-mod cluster;
 mod device;
 mod engine;
 mod error;
-mod fixed;
 mod input;
-mod leap;
 mod metrics;
-mod oracle;
+mod policies;
 mod policy;
-mod registry;
 mod run;
 mod space;
-mod vma;
 
 #[cfg(test)]
 mod tests;
@@ -33,9 +29,9 @@ pub use engine::{replay, replay_all};
 pub use error::ReplayError;
 pub use input::{Event, InputBuilder, ReplayInput, SwapoffMode};
 pub use metrics::{Metrics, SwapoffMetrics};
-pub use policy::{FaultCtx, MakePolicy, Policy, PolicyArgs};
-pub use registry::{
+pub use policies::{
     default_names, kernel_policy, policy_by_name, Registered, POLICIES, POLICY_NAMES, REGISTRY,
 };
+pub use policy::{FaultCtx, MakePolicy, Policy, PolicyArgs};
 pub use run::{run, ReadaheadReplay, PARAMS, USES};
 pub use space::SwapView;

@@ -6,7 +6,7 @@ use super::engine::replay_all;
 use super::error::ReplayError;
 use super::input::ReplayInput;
 use super::metrics::Metrics;
-use super::registry::{default_names, policy_by_name};
+use super::policies::{default_names, policy_by_name};
 use crate::replay::family::{known, ParamInfo, ReplayRequest, Uses};
 use crate::trace::Loaded;
 

@@ -39,9 +39,6 @@ use serde::Serialize;
 use super::family::{known, ParamInfo, PolicyInfo, ReplayRequest, Uses};
 use crate::trace::Loaded;
 
-/// For today's main.rs only (see [`replay_zswap`]).
-#[doc(hidden)]
-pub use crate::report::{zswap_json, zswap_text};
 pub use input::{LiveIn, ZswapEvent, ZswapInput, ZswapLive};
 #[cfg(test)]
 pub(crate) use synth::synth_zswap;
@@ -378,17 +375,6 @@ pub fn replay_policies(
     params: &ZswapParams,
 ) -> Result<Vec<ZswapMetrics>, ZswapError> {
     par_map(policies, |pol| sim::replay_one(input, pol, params))
-}
-
-/// Today's main.rs replays through this (empty when a policy panics);
-/// delete it, and the re-export of the renderers, once the CLI calls [`run`].
-#[doc(hidden)]
-pub fn replay_zswap(
-    input: &ZswapInput,
-    policies: &[ZswapPolicy],
-    params: &ZswapParams,
-) -> Vec<ZswapMetrics> {
-    replay_policies(input, policies, params).unwrap_or_default()
 }
 
 /// `f` of each policy on its own thread, in order.

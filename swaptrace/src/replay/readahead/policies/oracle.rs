@@ -1,9 +1,9 @@
 //! An upper bound no kernel can reach: each miss reads the pages the next
 //! faults will want.
 
-use super::input::{Event, ReplayInput};
-use super::policy::{FaultCtx, Policy, PolicyArgs};
-use super::space::SwapView;
+use crate::replay::readahead::input::{Event, ReplayInput};
+use crate::replay::readahead::policy::{FaultCtx, Policy, PolicyArgs};
+use crate::replay::readahead::space::SwapView;
 use crate::trace::SwapEntry;
 
 /// An upper bound with the same budget: each miss reads the pages of the

@@ -2,9 +2,9 @@
 //! (mm/swap_state.c), the 4.14 default on non-rotational swap.
 
 use super::cluster::swapin_nr_pages;
-use super::input::SwapoffMode;
-use super::policy::{FaultCtx, Policy, PolicyArgs};
-use super::space::{SwapView, PMD_PAGES};
+use crate::replay::readahead::input::SwapoffMode;
+use crate::replay::readahead::policy::{FaultCtx, Policy, PolicyArgs};
+use crate::replay::readahead::space::{SwapView, PMD_PAGES};
 use crate::trace::SwapEntry;
 use std::collections::HashMap;
 

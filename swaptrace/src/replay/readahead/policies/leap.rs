@@ -2,8 +2,8 @@
 //! swap-offset deltas. No kernel ships it.
 
 use super::cluster::Cluster;
-use super::policy::{FaultCtx, Policy, PolicyArgs};
-use super::space::SwapView;
+use crate::replay::readahead::policy::{FaultCtx, Policy, PolicyArgs};
+use crate::replay::readahead::space::SwapView;
 use crate::trace::SwapEntry;
 use std::collections::VecDeque;
 

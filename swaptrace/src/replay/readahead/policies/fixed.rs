@@ -2,8 +2,8 @@
 //! `swap_cluster_readahead()` without `__swapin_nr_pages()`.
 
 use super::cluster::aligned_cluster;
-use super::policy::{FaultCtx, Policy, PolicyArgs};
-use super::space::SwapView;
+use crate::replay::readahead::policy::{FaultCtx, Policy, PolicyArgs};
+use crate::replay::readahead::space::SwapView;
 use crate::trace::SwapEntry;
 
 /// Reads the aligned `pages` around every miss.

@@ -2,9 +2,9 @@
 //! (mm/swap_state.c), the kernel's choice on rotational swap or with
 //! `vma_ra_enabled` off.
 
-use super::input::SwapoffMode;
-use super::policy::{FaultCtx, Policy, PolicyArgs};
-use super::space::SwapView;
+use crate::replay::readahead::input::SwapoffMode;
+use crate::replay::readahead::policy::{FaultCtx, Policy, PolicyArgs};
+use crate::replay::readahead::space::SwapView;
 use crate::trace::SwapEntry;
 
 /// Port of `__swapin_nr_pages()` (mm/swap_state.c).

@@ -1,16 +1,23 @@
-//! Every readahead policy by the name `--policy` takes: one row each.
-//! Adding a policy is its file, one row here and its unit test.
+//! Every readahead policy by the name `--policy` takes: one file each in
+//! this folder, one row in [`REGISTRY`]. Adding a policy is its file (with
+//! its unit test), its `mod` line and its row here (docs/extending.md).
 
-use super::cluster::Cluster;
-use super::error::ReplayError;
-use super::fixed::Fixed;
-use super::input::{Event, ReplayInput, SwapoffMode};
-use super::leap::Leap;
-use super::oracle::Oracle;
-use super::policy::{MakePolicy, Policy, PolicyArgs};
-use super::vma::Vma;
+mod cluster;
+mod fixed;
+mod leap;
+mod oracle;
+mod vma;
+
 use crate::replay::family::PolicyInfo;
+use crate::replay::readahead::error::ReplayError;
+use crate::replay::readahead::input::{Event, ReplayInput, SwapoffMode};
+use crate::replay::readahead::policy::{MakePolicy, Policy, PolicyArgs};
 use crate::trace::Header;
+use cluster::Cluster;
+use fixed::Fixed;
+use leap::Leap;
+use oracle::Oracle;
+use vma::Vma;
 
 /// A policy's row: what `--policy` lists and how to build it.
 pub struct Registered {

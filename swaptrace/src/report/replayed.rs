@@ -1,0 +1,69 @@
+//! Any family's replay as text or JSON, and the `--policy help` and
+//! `--param help` tables of a family.
+
+use crate::replay::{kernel_policy, Family, Replayed};
+use crate::trace::Loaded;
+use std::fmt::Write;
+
+pub fn replayed_text(t: &Loaded, r: &Replayed) -> String {
+    match r {
+        Replayed::Readahead(r) => super::replay_text(
+            &r.results,
+            super::kernel_counts(t).as_ref(),
+            kernel_policy(&t.header),
+            &r.device,
+        ),
+        Replayed::Free(r) => super::free_replay_text(r),
+        Replayed::Zswap(r) => super::zswap_text(&r.live, &r.metrics),
+        Replayed::Khugepaged(r) => super::khp_replay_text(r),
+    }
+}
+
+pub fn replayed_json(t: &Loaded, r: &Replayed) -> serde_json::Value {
+    match r {
+        Replayed::Readahead(r) => super::replay_json(
+            &r.results,
+            super::kernel_counts(t).as_ref(),
+            kernel_policy(&t.header),
+            &r.device,
+        ),
+        Replayed::Free(r) => super::free_replay_json(r),
+        Replayed::Zswap(r) => super::zswap_json(&r.live, &r.metrics),
+        Replayed::Khugepaged(r) => super::khp_replay_json(r),
+    }
+}
+
+fn table<'a>(rows: impl Iterator<Item = (&'a str, String)>) -> String {
+    let rows: Vec<_> = rows.collect();
+    let w = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    let mut o = String::new();
+    for (n, h) in rows {
+        let _ = writeln!(o, "  {n:<w$}  {h}");
+    }
+    o
+}
+
+/// The family's policies: name, default set, what each stands for.
+pub fn policy_help(f: &dyn Family) -> String {
+    let mut o = format!(
+        "--family {} policies (* = in the default set, `all`):\n",
+        f.name()
+    );
+    o += &table(f.policies().iter().map(|p| {
+        (
+            p.name,
+            format!("{} {}", if p.default { "*" } else { " " }, p.help),
+        )
+    }));
+    o
+}
+
+/// The family's `--param NAME=VALUE` items.
+pub fn param_help(f: &dyn Family) -> String {
+    let mut o = format!("--family {} parameters (--param NAME=VALUE):\n", f.name());
+    if f.params().is_empty() {
+        o += "  (none)\n";
+    }
+    o += &table(f.params().iter().map(|p| (p.name, p.help.to_string())));
+    o
+}
