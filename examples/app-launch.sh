@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 002: VMA (virtual address) vs cluster (swap offset) readahead on an
+# VMA-based swap readahead: VMA (virtual address) vs cluster (swap offset) readahead on an
 # application-launch style mix: one process touches its memory sequentially,
 # another in shuffled blocks, both under memory pressure, then both read
 # everything back in address order. Records with the kernel's VMA readahead,

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Seed 001: freeing swap entries at exit. A process writes 384 MiB in
+# Sorted swap-entry freeing (4.12): freeing swap entries at exit. A process writes 384 MiB in
 # shuffled 16-page blocks in a 64 MiB memory cgroup, with swap on two loop
 # devices of equal priority (so its entries interleave between them), holds
-# it, and is killed; the exit (the seed's "memory freeing time") is timed
+# it, and is killed; the exit (the thread's "memory freeing time") is timed
 # and recorded. With exact probes (see `swaptrace doctor`) the trace has
 # every swapcache_free_entries() batch: its latency, and the batch-free
 # policies replayed on its entries. With tracepoints only it has the zap

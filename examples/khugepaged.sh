@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Seed 004: khugepaged swapping pages in to collapse huge pages. The seed's
+# khugepaged allocstall gating (4.7, reverted in 4.8): khugepaged swapping
+# pages in to collapse huge pages. The thread's
 # test scaled to a memory cgroup: write 256 MiB, push it all to swap, mark it
 # MADV_HUGEPAGE, touch it skipping one page in every 20, and hold it while
 # khugepaged (scanning sped up, restored after) collapses it, swapping the

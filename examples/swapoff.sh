@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 000: swapoff and the swap cache's readahead statistics. A process
+# The 5.8 swapoff readahead-statistics fix: swapoff and the swap cache's readahead statistics. A process
 # writes 256 MiB in shuffled 16-page blocks in a 64 MiB memory cgroup (so
 # most of it goes to swap) and holds it; the limit is lifted and swapoff is
 # timed. All of it is recorded, so the replay rebuilds the swap space and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 003: zswap in front of a swap device, with its shrinker. In a memory
+# zswap second chance and disk-swapin tracking (6.12): zswap in front of a swap device, with its shrinker. In a memory
 # cgroup, a cold data set is written first and held, then a build-like job
 # sweeps its working set several times, so the cold pages age into zswap
 # and are written back while the working set cycles through zswap. zswap

@@ -132,7 +132,7 @@ pub struct WorkloadSpec {
     /// pages compress about N:1 (zswap); 0: only the checked words.
     #[serde(default)]
     pub fill: u32,
-    /// The read passes skip one page in every N (0: none), as seed 004's
+    /// The read passes skip one page in every N (0: none), as the khugepaged allocstall-gating thread's
     /// test does, leaving those in swap for khugepaged.
     #[serde(default)]
     pub skip_every: u32,

@@ -215,3 +215,48 @@ fn export_import_round_trip_replays_identically() {
         assert_eq!(m["a"], m["b"], "{m}");
     }
 }
+
+#[test]
+fn replay_flags_a_family_does_not_read_are_refused() {
+    let t = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
+    for (family, flag, value) in [
+        ("zswap", "--device", "nvme"),
+        ("free", "--memory-pages", "100"),
+        ("khugepaged", "--device", "ssd"),
+    ] {
+        let (code, out, err) = run(&["replay", t, "--family", family, flag, value]);
+        assert_eq!(code, 2, "{family} {flag}: {err}");
+        assert!(out.is_empty());
+        assert!(
+            err.contains(flag) && err.contains(family),
+            "{family} {flag}: {err}"
+        );
+    }
+    // The readahead family reads both.
+    let (code, _, err) = run(&["replay", t, "--device", "nvme", "--memory-pages", "4096"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn each_family_lists_its_policies_and_parameters() {
+    let t = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
+    for (family, policy, param) in [
+        ("readahead", "cluster-swapoff-nostats", "page-cluster=N"),
+        ("free", "per-device", "lock-ns=F"),
+        ("zswap", "disk-swapin-tracking", "max-pool-percent=P"),
+        ("khugepaged", "referenced-half", "pressure=direct|any"),
+    ] {
+        let (code, out, err) = run(&["replay", t, "--family", family, "--policy", "help"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(policy), "{family}: {out}");
+        let (code, out, err) = run(&["replay", t, "--family", family, "--param", "help"]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(param), "{family}: {out}");
+        assert!(!out.to_lowercase().contains("seed 00"), "{out}");
+    }
+    let (_, help, _) = run(&["replay", "--help"]);
+    assert!(!help.to_lowercase().contains("seed 00"), "{help}");
+    for f in ["readahead", "free", "zswap", "khugepaged"] {
+        assert!(help.contains(f), "{help}");
+    }
+}

@@ -83,7 +83,7 @@ fn replay_json_is_unchanged() {
     }
     assert!(
         bad.is_empty(),
-        "{} of {} cases differ:\n{}",
+        "{} problems in {} cases:\n{}",
         bad.len(),
         all.len(),
         bad.join("\n")

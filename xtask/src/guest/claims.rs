@@ -148,7 +148,7 @@ fn doctor(v: &mut Verdict, out: &Path) {
 /// The readahead window histogram during swapoff (the 5.8 swapoff
 /// readahead-statistics fix), and the walk replayed.
 fn swapoff(v: &mut Verdict, out: &Path) {
-    v.note("swapoff (seed 000):");
+    v.note("swapoff (the 5.8 swapoff readahead-statistics fix):");
     let Some(t) = load(v, &out.join("swapoff/swapoff.swt")) else {
         return;
     };
@@ -263,7 +263,7 @@ fn free_replay(v: &mut Verdict, t: &Loaded) -> Option<FreeReplay> {
 
 /// Free batches with their latency and devices (sorted swap-entry freeing).
 fn free(v: &mut Verdict, out: &Path) {
-    v.note("free (seed 001):");
+    v.note("free (sorted swap-entry freeing):");
     if let Some(t) = load(v, &out.join("free/free.swt")) {
         let mut runs = CountTable::new("device runs per batch");
         let (mut batches, mut mixed) = (0u64, 0u64);
@@ -325,7 +325,7 @@ fn free(v: &mut Verdict, out: &Path) {
 
 /// zswap stores, loads and writebacks against the zswap counters.
 fn zswap(v: &mut Verdict, out: &Path) {
-    v.note("zswap (seed 003):");
+    v.note("zswap (second chance and disk-swapin tracking):");
     let path = out.join("zswap/zswap.swt");
     if !path.exists() {
         return v.fail("zswap: no zswap/zswap.swt", "see zswap/steps.txt");

@@ -1,0 +1,184 @@
+use super::*;
+
+pub(crate) fn samples() -> Vec<Record> {
+    vec![
+        Record::Task {
+            tid: 7,
+            pid: 7,
+            comm: "stress".into(),
+        },
+        Record::AddressSpace { mm: 1, pid: 7 },
+        Record::SwapOut {
+            ts: 1_000_000,
+            tid: 90,
+            mm: 1,
+            vaddr: 0x7f00_0000_0000,
+            entry: SwapEntry { dev: 1, offset: 77 },
+            nr: 1,
+            how: OutKind::Zero,
+        },
+        Record::SwapFault {
+            ts: 999_000,
+            dur_ns: 12_345,
+            tid: 7,
+            mm: 1,
+            addr: 0x7f00_0000_0123,
+            entry: Some(SwapEntry { dev: 1, offset: 77 }),
+            major: true,
+            pages_read: 8,
+            zero_reads: 2,
+            zswap_loads: 0,
+        },
+        Record::SwapFault {
+            ts: 2_000_000,
+            dur_ns: 0,
+            tid: 7,
+            mm: 1,
+            addr: 0x1000,
+            entry: None,
+            major: false,
+            pages_read: 0,
+            zero_reads: 0,
+            zswap_loads: 0,
+        },
+        Record::SwapRead {
+            ts: 3,
+            tid: 1,
+            how: ReadKind::Zswap,
+            nr: 4,
+        },
+        Record::Reclaim {
+            ts: 5,
+            tid: 1,
+            begin: false,
+            memcg: true,
+            nr_reclaimed: 32,
+        },
+        Record::KhugepagedSwapin {
+            ts: 6,
+            tid: 40,
+            mm: 2,
+            swapped_in: 511,
+            referenced: 256,
+            ret: -1,
+        },
+        Record::Syscall {
+            ts: 7,
+            tid: 1,
+            call: Syscall::Swapoff,
+            ret: Some(-22),
+        },
+        Record::ZswapWriteback {
+            ts: 8,
+            tid: 3,
+            nr: 1,
+        },
+        Record::RaWindow {
+            ts: 9,
+            tid: 3,
+            entry: SwapEntry {
+                dev: 0,
+                offset: 100,
+            },
+            window: 8,
+            hits: 5,
+            source: RaSource::FexitLastReadaheadPages,
+        },
+        Record::CacheLookup {
+            ts: 10,
+            tid: 3,
+            entry: SwapEntry { dev: 2, offset: 99 },
+            hit: true,
+            ra_hit: true,
+        },
+        Record::FreeBatch {
+            ts: 11,
+            tid: 4,
+            lat_ns: 12_000,
+            entries: vec![
+                SwapEntry { dev: 0, offset: 5 },
+                SwapEntry { dev: 1, offset: 3 },
+                SwapEntry { dev: 0, offset: 6 },
+            ],
+        },
+        Record::ZswapOp {
+            ts: 12,
+            tid: 4,
+            load: true,
+            ok: false,
+        },
+        Record::Zap {
+            ts: 13,
+            tid: 4,
+            mm: 2,
+            swap_ents: Some(-3),
+            exiting: true,
+        },
+        Record::Zap {
+            ts: 14,
+            tid: 4,
+            mm: 2,
+            swap_ents: None,
+            exiting: false,
+        },
+        Record::KhugepagedScan {
+            ts: 15,
+            tid: 5,
+            mm: 2,
+            referenced: 300,
+            none_or_zero: 0,
+            unmapped: 25,
+            status: 1,
+        },
+        Record::Collapse {
+            ts: 16,
+            tid: 5,
+            mm: 2,
+            isolated: true,
+            status: -3,
+        },
+        Record::Lost {
+            ts: 8,
+            what: "swap_fault".into(),
+            count: 3,
+        },
+    ]
+}
+
+#[test]
+fn every_kind_round_trips() {
+    let recs = samples();
+    let mut buf = Vec::new();
+    let mut st = DeltaState::default();
+    for r in &recs {
+        encode_record(&mut buf, &mut st, r);
+    }
+    let (back, skipped) = decode_records(&buf).unwrap();
+    assert_eq!(skipped, 0);
+    assert_eq!(back, recs);
+}
+
+#[test]
+fn unknown_kinds_are_skipped_by_length() {
+    let mut buf = vec![200, 3, 1, 2, 3];
+    let mut st = DeltaState::default();
+    encode_record(&mut buf, &mut st, &samples()[0]);
+    let (back, skipped) = decode_records(&buf).unwrap();
+    assert_eq!(skipped, 1);
+    assert_eq!(back, vec![samples()[0].clone()]);
+}
+
+#[test]
+fn cut_records_are_errors_not_panics() {
+    let mut buf = Vec::new();
+    let mut st = DeltaState::default();
+    for r in &samples() {
+        encode_record(&mut buf, &mut st, r);
+    }
+    for n in 0..buf.len() {
+        // Any prefix either decodes to fewer records or errors; never panics.
+        if let Ok((recs, _)) = decode_records(&buf[..n]) {
+            assert!(recs.len() < samples().len());
+        }
+    }
+}
