@@ -2,7 +2,7 @@
 //! only what a swap-cache miss reads. It knows policies by their trait.
 
 use super::error::ReplayError;
-use super::input::{Event, ReplayInput, SwapoffMode};
+use super::input::{Event, ReplayInput, Store, SwapoffMode};
 use super::metrics::{Metrics, SwapoffMetrics};
 use super::policy::{FaultCtx, Policy};
 use super::space::{
@@ -28,6 +28,25 @@ struct Model<'a> {
     /// Inside a swapoff walk: the counters also go to `so`.
     in_swapoff: bool,
     so: SwapoffMetrics,
+}
+
+/// Pages a miss brought in without device I/O, by counter.
+#[derive(Default)]
+struct Reads {
+    zero: u64,
+    zswap: u64,
+}
+
+impl Reads {
+    /// `swap_read_folio()`: the zeromap (SWPIN_ZERO), else `zswap_load()`
+    /// (ZSWPIN), else a device read (PSWPIN, queued in `io`).
+    fn add(&mut self, store: Store, e: SwapEntry, io: &mut Vec<SwapEntry>) {
+        match store {
+            Store::Zero => self.zero += 1,
+            Store::Zswap => self.zswap += 1,
+            Store::Device => io.push(e),
+        }
+    }
 }
 
 /// An LRU position: the slot and the generation that made it current.
@@ -69,7 +88,7 @@ impl Model<'_> {
         }
     }
 
-    fn out(&mut self, mm: u32, vpage: u64, entry: SwapEntry, zero: bool) {
+    fn out(&mut self, mm: u32, vpage: u64, entry: SwapEntry, store: Store) {
         // The page's previous slot, if another, was freed when it was dirtied.
         if let Some(old) = self.pages.insert((mm, vpage), entry) {
             if old != entry {
@@ -87,7 +106,7 @@ impl Model<'_> {
             Slot {
                 mm,
                 vpage,
-                zero,
+                store,
                 cache: Cache::No,
             },
         );
@@ -110,7 +129,7 @@ impl Model<'_> {
                 let s = Slot {
                     mm: f.mm,
                     vpage: f.vpage,
-                    zero: false,
+                    store: Store::Device,
                     cache: Cache::No,
                 };
                 self.slots.insert(f.entry, s);
@@ -179,7 +198,8 @@ impl Model<'_> {
         }
         let mut io = std::mem::take(&mut self.io);
         io.clear();
-        let (mut ra, mut zero) = (0, 0);
+        let mut ra = 0;
+        let mut read = Reads::default();
         for &e in scratch.iter() {
             if e == f.entry {
                 continue;
@@ -200,11 +220,7 @@ impl Model<'_> {
                 };
             }
             // In memory now: its PTE (if swapped) stays a swap entry until faulted.
-            if s.zero {
-                zero += 1;
-            } else {
-                io.push(e);
-            }
+            read.add(s.store, e, &mut io);
             ra += 1;
             self.resident += 1;
         }
@@ -212,11 +228,7 @@ impl Model<'_> {
         let gen = self.next_gen(f.entry);
         if let Some(s) = self.slots.get_mut(&f.entry) {
             if !s.cache.resident() {
-                if s.zero {
-                    zero += 1;
-                } else {
-                    io.push(f.entry);
-                }
+                read.add(s.store, f.entry, &mut io);
                 self.resident += 1;
             }
             s.cache = Cache::Mapped {
@@ -231,15 +243,17 @@ impl Model<'_> {
             .enumerate()
             .filter(|&(i, e)| i == 0 || io[i - 1].dev != e.dev || io[i - 1].offset + 1 != e.offset)
             .count() as u64;
-        let read = io.len() as u64;
+        let pswpin = io.len() as u64;
         self.m.swap_ra += ra;
-        self.m.swpin_zero += zero;
-        self.m.pswpin += read;
+        self.m.swpin_zero += read.zero;
+        self.m.zswpin += read.zswap;
+        self.m.pswpin += pswpin;
         self.m.io_requests += requests;
         if self.in_swapoff {
             self.so.swap_ra += ra;
-            self.so.swpin_zero += zero;
-            self.so.pswpin += read;
+            self.so.swpin_zero += read.zero;
+            self.so.zswpin += read.zswap;
+            self.so.pswpin += pswpin;
             self.so.io_requests += requests;
         }
         self.io = io;
@@ -380,9 +394,9 @@ pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {
                 mm,
                 vpage,
                 entry,
-                zero,
+                store,
                 ..
-            } => model.out(mm, vpage, entry, zero),
+            } => model.out(mm, vpage, entry, store),
             Event::Fault {
                 ts,
                 mm,

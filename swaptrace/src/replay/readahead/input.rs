@@ -15,7 +15,7 @@ pub enum Event {
         mm: u32,
         vpage: u64,
         entry: SwapEntry,
-        zero: bool,
+        store: Store,
     },
     /// A swap-in fault on a page whose swap entry is known.
     Fault {
@@ -33,6 +33,29 @@ impl Event {
     fn ts(&self) -> u64 {
         match self {
             Event::Out { ts, .. } | Event::Fault { ts, .. } | Event::Swapoff { ts, .. } => *ts,
+        }
+    }
+}
+
+/// Where a swap-out put the page, so what its swap-in counts:
+/// `swap_read_folio()` tries the zeromap (SWPIN_ZERO), then `zswap_load()`
+/// (ZSWPIN), then reads the device (PSWPIN).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Store {
+    /// Written to the swap device (PSWPOUT, or no counter seen).
+    Device,
+    /// Zero-filled, only marked in the zeromap (SWPOUT_ZERO).
+    Zero,
+    /// Compressed into zswap (ZSWPOUT).
+    Zswap,
+}
+
+impl Store {
+    fn of(how: OutKind) -> Store {
+        match how {
+            OutKind::Zero => Store::Zero,
+            OutKind::Zswap => Store::Zswap,
+            OutKind::Io | OutKind::Unknown => Store::Device,
         }
     }
 }
@@ -145,7 +168,7 @@ impl InputBuilder {
                         mm,
                         vpage: (vaddr >> self.shift) + i,
                         entry: e,
-                        zero: how == OutKind::Zero,
+                        store: Store::of(how),
                     });
                 }
             }

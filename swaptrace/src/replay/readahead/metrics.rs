@@ -15,6 +15,8 @@ pub struct Metrics {
     pub pswpin: u64,
     /// Zero-filled pages "read" without I/O (SWPIN_ZERO).
     pub swpin_zero: u64,
+    /// Pages loaded from zswap without I/O (ZSWPIN).
+    pub zswpin: u64,
     /// Readahead pages read (SWAP_RA).
     pub swap_ra: u64,
     /// Faults on readahead pages (SWAP_RA_HIT).
@@ -38,6 +40,7 @@ pub struct SwapoffMetrics {
     pub ptes: u64,
     pub pswpin: u64,
     pub swpin_zero: u64,
+    pub zswpin: u64,
     pub swap_ra: u64,
     pub swap_ra_hit: u64,
     pub io_requests: u64,

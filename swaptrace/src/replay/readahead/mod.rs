@@ -27,7 +27,7 @@ mod tests;
 pub use device::{DeviceModel, DEVICES};
 pub use engine::{replay, replay_all};
 pub use error::ReplayError;
-pub use input::{Event, InputBuilder, ReplayInput, SwapoffMode};
+pub use input::{Event, InputBuilder, ReplayInput, Store, SwapoffMode};
 pub use metrics::{Metrics, SwapoffMetrics};
 pub use policies::{
     default_names, kernel_policy, policy_by_name, Registered, POLICIES, POLICY_NAMES, REGISTRY,

@@ -2,6 +2,7 @@
 //! each page's last swap entry (its PTE while swapped out), and the
 //! read-only view policies get of them.
 
+use super::input::Store;
 use crate::trace::SwapEntry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -34,7 +35,7 @@ impl Cache {
 pub(super) struct Slot {
     pub(super) mm: u32,
     pub(super) vpage: u64,
-    pub(super) zero: bool,
+    pub(super) store: Store,
     pub(super) cache: Cache,
 }
 

@@ -19,7 +19,11 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
                 dev: 0,
                 offset: i as u64 + 1,
             },
-            zero: zero_every > 0 && p % zero_every == 0,
+            store: if zero_every > 0 && p % zero_every == 0 {
+                Store::Zero
+            } else {
+                Store::Device
+            },
         });
     }
     let slot_of: HashMap<u64, u64> = order
@@ -224,6 +228,155 @@ fn zero_pages_are_read_without_io() {
     let m = run("none", &input(&order, 1024, 4));
     assert_eq!(m.swpin_zero, 256);
     assert_eq!(m.pswpin, 768);
+}
+
+/// For each `(mm, first page, first slot)`, `n` pages swapped out in
+/// address order onto consecutive slots, kept as `store`; then `faults`,
+/// each `(mm, page)`. Page-cluster 3, memory for everything.
+fn out_then_fault(
+    spaces: &[(u32, u64, u64)],
+    n: u64,
+    store: Store,
+    faults: &[(u32, u64)],
+) -> ReplayInput {
+    let mut events = Vec::new();
+    let mut ts = 0;
+    for &(mm, first, offset0) in spaces {
+        for p in 0..n {
+            ts += 1;
+            events.push(Event::Out {
+                ts,
+                mm,
+                vpage: first + p,
+                entry: SwapEntry {
+                    dev: 0,
+                    offset: offset0 + p,
+                },
+                store,
+            });
+        }
+    }
+    for &(mm, vpage) in faults {
+        let &(_, first, offset0) = spaces.iter().find(|s| s.0 == mm).unwrap();
+        ts += 1;
+        events.push(Event::Fault {
+            ts,
+            mm,
+            vpage,
+            entry: SwapEntry {
+                dev: 0,
+                offset: offset0 + vpage - first,
+            },
+        });
+    }
+    ReplayInput {
+        events,
+        page_cluster: 3,
+        dev_max: vec![spaces.len() as u64 * n + 1],
+        memory_pages: 1 << 20,
+        unknown_faults: 0,
+        unknown_swapoffs: 0,
+        swapoff_mode: SwapoffMode::LookupStats,
+    }
+}
+
+#[test]
+fn cluster_starts_at_4_hits_as_the_kernel() {
+    // swapin_readahead_hits = ATOMIC_INIT(4); page-cluster 3: max 8.
+    // 1st miss, offset 21: __swapin_nr_pages(0, 21, hits 4, 8, 0):
+    //   4 + 2 = 6, rounded up from 4 -> 8, min 8 -> 8; aligned 16..=23:
+    //   8 pages read, 7 readahead. hits != 0: prev_offset stays 0.
+    // 2nd miss, offset 41 (no hits since): __swapin_nr_pages(0, 41, 0, 8, 8):
+    //   2, 41 not 0 +- 1 -> 1; max(1, 8 / 2) -> 4; aligned 40..=43:
+    //   4 pages read, 3 readahead.
+    let inp = out_then_fault(
+        &[(1, 0x1000, 1)],
+        64,
+        Store::Device,
+        &[(1, 0x1014), (1, 0x1028)],
+    );
+    let m = run("cluster", &inp);
+    assert_eq!(m.pgmajfault, 2);
+    assert_eq!(m.windows, [(4, 1), (8, 1)].into());
+    assert_eq!(m.pswpin, 8 + 4);
+    assert_eq!(m.swap_ra, 7 + 3);
+}
+
+#[test]
+fn vma_starts_at_4_hits_as_the_kernel() {
+    // A fresh VMA: GET_SWAP_RA_VAL() = 4 -> prev 0, win 0, hits 4.
+    // Fault at 0x1014: __swapin_nr_pages(0, 0x1014, 4, 8, 0) = 8 (as above);
+    // not adjacent to 0: left = 0x1014 - 3, right = left + 8: 0x1011..0x1019,
+    // 8 pages read, 7 readahead.
+    let inp = out_then_fault(&[(1, 0x1000, 1)], 64, Store::Device, &[(1, 0x1014)]);
+    let m = run("vma", &inp);
+    assert_eq!(m.windows, [(8, 1)].into());
+    assert_eq!(m.pswpin, 8);
+    assert_eq!(m.swap_ra, 7);
+}
+
+#[test]
+fn vma_window_in_the_first_pages_ends_at_left_plus_win() {
+    // Fresh VMAs (win 8, see above), faults in the first 7 pages:
+    // mm 1, page 0: left = 0 - 3 = -3, right = 5 -> pages 0..5: 5 read.
+    // mm 2, page 2: left = 2 - 3 = -1, right = 7 -> pages 0..7: 7 read.
+    // (Clamping left before adding win would read 8 each.)
+    let inp = out_then_fault(
+        &[(1, 0, 1), (2, 0, 101)],
+        64,
+        Store::Device,
+        &[(1, 0), (2, 2)],
+    );
+    let m = run("vma", &inp);
+    assert_eq!(m.windows, [(8, 2)].into());
+    assert_eq!(m.pswpin, 5 + 7);
+    assert_eq!(m.swap_ra, 4 + 6);
+}
+
+#[test]
+fn zswap_pages_count_as_zswpin_not_pswpin() {
+    // swap_read_folio(): zswap_load() serves the page: ZSWPIN, no PSWPIN.
+    let inp = out_then_fault(&[(1, 0x1000, 1)], 64, Store::Zswap, &[(1, 0x1014)]);
+    let none = run("none", &inp);
+    assert_eq!((none.pswpin, none.zswpin, none.io_requests), (0, 1, 0));
+    // The cluster window of 8 (see above), all in zswap.
+    let cluster = run("cluster", &inp);
+    assert_eq!((cluster.pswpin, cluster.zswpin), (0, 8));
+    assert_eq!(cluster.swap_ra, 7);
+    assert_eq!(cluster.io_requests, 0);
+}
+
+#[test]
+fn zswap_swap_outs_of_a_trace_are_stored_in_zswap() {
+    let mut b = InputBuilder::new(4096);
+    for (ts, how) in [(1, OutKind::Zswap), (2, OutKind::Io), (3, OutKind::Zero)] {
+        b.add(&Record::SwapOut {
+            ts,
+            tid: 1,
+            mm: 1,
+            vaddr: ts << 12,
+            entry: SwapEntry { dev: 0, offset: ts },
+            nr: 1,
+            how,
+        });
+    }
+    for ts in 1..=3 {
+        b.add(&Record::SwapFault {
+            ts: 10 + ts,
+            dur_ns: 0,
+            tid: 1,
+            mm: 1,
+            addr: ts << 12,
+            entry: Some(SwapEntry { dev: 0, offset: ts }),
+            major: true,
+            pages_read: 1,
+            zero_reads: 0,
+            zswap_loads: 0,
+        });
+    }
+    let inp = b.finish(0, 1 << 20).unwrap();
+    let m = run("none", &inp);
+    assert_eq!((m.zswpin, m.pswpin, m.swpin_zero), (1, 1, 1));
 }
 
 /// The default set as `replay` chose it before the family owned it.

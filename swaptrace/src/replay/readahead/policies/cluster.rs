@@ -73,7 +73,8 @@ impl Cluster {
             page_cluster,
             prev_offset: 0,
             last_readahead_pages: 0,
-            hits: 0,
+            // swapin_readahead_hits = ATOMIC_INIT(4)
+            hits: 4,
         }
     }
 
