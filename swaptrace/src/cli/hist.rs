@@ -7,7 +7,10 @@ use swaptrace::report::{self, During, HistMetric};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The trace to read (.swt).
     trace: PathBuf,
+    /// The metric: ra-window, pages-read, fault-latency, free-latency or
+    /// zap-interval (`info` lists the ones the trace has).
     #[arg(long, value_enum)]
     metric: HistMetric,
     /// Only events during swapoff, or only outside it.

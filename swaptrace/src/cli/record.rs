@@ -6,17 +6,17 @@ use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The trace to write.
+    /// The trace to write (.swt).
     #[arg(short, long)]
     output: PathBuf,
-    /// Stop after this long, e.g. 30s, 2m, 500ms (default: until the
-    /// command exits, or Ctrl-C).
+    /// Stop after this long, e.g. 30s, 2m, 500ms [default: until the
+    /// command exits, or Ctrl-C].
     #[arg(short, long, value_parser = super::parse_duration)]
     duration: Option<Duration>,
     /// Only tasks of this memory cgroup (v1 directory) and below; CMD starts in it.
     #[arg(long)]
     cgroup: Option<PathBuf>,
-    /// Only this process.
+    /// Only this process; it must exist when `record` starts.
     #[arg(long)]
     pid: Option<u32>,
     /// Ring buffer size (power of two from 4K to 2G) [default: 16M].
