@@ -337,3 +337,28 @@ fn every_flag_and_argument_has_help_text() {
     assert!(line(&top, "--interval").contains("[default: 1s]"), "{top}");
     assert!(line(&top, "--pid").contains("process"), "{top}");
 }
+
+#[test]
+fn a_missing_pid_is_refused_before_attaching() {
+    // The first pid from 999999 up with no /proc entry (above pid_max there is none).
+    let pid = (999_999u32..)
+        .find(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+        .unwrap()
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("p.swt");
+    for args in [
+        vec!["record", "-o", out.to_str().unwrap(), "--pid", &pid],
+        vec!["top", "--pid", &pid, "--count", "1"],
+    ] {
+        let t0 = std::time::Instant::now();
+        let (code, stdout, err) = run(&args);
+        assert_eq!(code, 1, "{args:?}: {stdout}{err}");
+        assert!(
+            err.contains(&format!("--pid {pid}: no such process")),
+            "{args:?}: {err}"
+        );
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+    }
+    assert!(!out.exists(), "no trace is written for a missing pid");
+}

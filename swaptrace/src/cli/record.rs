@@ -33,13 +33,29 @@ pub struct Args {
     command: Vec<String>,
 }
 
+/// Refuses a pid with no /proc entry before anything is attached (and
+/// before any root or BPF check), as perf and bpftrace do.
+pub(super) fn check_pid(pid: Option<u32>) -> Result<()> {
+    match pid {
+        Some(p) if !std::path::Path::new(&format!("/proc/{p}")).exists() => {
+            anyhow::bail!("--pid {p}: no such process (/proc/{p} does not exist)")
+        }
+        _ => Ok(()),
+    }
+}
+
+pub fn run(a: Args) -> Result<()> {
+    check_pid(a.pid)?;
+    run_checked(a)
+}
+
 #[cfg(not(feature = "live"))]
-pub fn run(_: Args) -> Result<()> {
+fn run_checked(_: Args) -> Result<()> {
     super::no_live()
 }
 
 #[cfg(feature = "live")]
-pub fn run(a: Args) -> Result<()> {
+fn run_checked(a: Args) -> Result<()> {
     if a.duration.is_none() && a.command.is_empty() {
         eprintln!("recording until Ctrl-C (give --duration or -- CMD to stop by itself)");
     }

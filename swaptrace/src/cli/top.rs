@@ -27,13 +27,18 @@ pub struct Args {
     json: bool,
 }
 
+pub fn run(a: Args) -> Result<()> {
+    super::record::check_pid(a.pid)?;
+    run_checked(a)
+}
+
 #[cfg(not(feature = "live"))]
-pub fn run(_: Args) -> Result<()> {
+fn run_checked(_: Args) -> Result<()> {
     super::no_live()
 }
 
 #[cfg(feature = "live")]
-pub fn run(a: Args) -> Result<()> {
+fn run_checked(a: Args) -> Result<()> {
     use std::io::Write;
     use swaptrace::record::{TopOptions, TOP_SECTIONS};
     if let Some(m) = a
