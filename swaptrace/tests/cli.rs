@@ -362,3 +362,26 @@ fn a_missing_pid_is_refused_before_attaching() {
     }
     assert!(!out.exists(), "no trace is written for a missing pid");
 }
+
+#[test]
+fn hist_of_a_metric_the_trace_lacks_names_the_ones_it_has() {
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
+    let (code, _, err) = run(&["hist", sample, "--metric", "ra-window"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("use --metric pages-read"), "{err}");
+    assert!(
+        err.contains("the trace has: pages-read, fault-latency"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["hist", sample, "--metric", "free-latency"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("--metric zap-interval"), "{err}");
+    assert!(err.contains("the trace has: pages-read"), "{err}");
+    // The one it names draws.
+    let (code, out, err) = run(&["hist", sample, "--metric", "pages-read"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("pages read by I/O per major swap fault"),
+        "{out}"
+    );
+}

@@ -28,7 +28,7 @@ pub struct Args {
 pub fn run(a: Args) -> Result<()> {
     let t = super::load(&a.trace)?;
     if a.replay.policy.is_none() {
-        let h = report::histogram(&t, a.metric, a.during)?;
+        let h = report::histogram_explained(&t, a.metric, a.during)?;
         return if a.json {
             super::print_json(&h.json())
         } else {

@@ -22,7 +22,7 @@ pub use doctor::{doctor_json, doctor_text};
 pub use free::{free_json, free_replay_json, free_replay_text, free_text};
 pub use info::{info_json, info_text, summary};
 pub use khugepaged::{khp_json, khp_replay_json, khp_replay_text, khp_text};
-pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut};
+pub use metric_hist::{histogram, histogram_explained, During, HistError, HistMetric, HistOut};
 #[cfg(feature = "plot")]
 pub use plot::{compare_png, plot_all, zswap_png, PlotError};
 pub use recorded::recorded_text;
