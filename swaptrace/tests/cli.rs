@@ -385,3 +385,25 @@ fn hist_of_a_metric_the_trace_lacks_names_the_ones_it_has() {
         "{out}"
     );
 }
+
+#[test]
+fn modelled_and_live_columns_are_labelled() {
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
+    let (code, out, err) = run(&["replay", sample]);
+    assert_eq!(code, 0, "{err}");
+    let header = out.lines().next().unwrap_or_default();
+    assert!(header.ends_with(" MODEL_IO_MS"), "{out}");
+    assert!(!out.contains(" IO_MS"), "{out}");
+    assert!(
+        out.contains("MODEL_IO_MS: a model, not a measurement"),
+        "{out}"
+    );
+    // A tracepoint trace's live window is the pages read per major fault.
+    let (code, out, err) = run(&["hist", sample, "--metric", "ra-window", "--policy", "all"]);
+    assert_eq!(code, 0, "{err}");
+    let header = out.lines().nth(1).unwrap_or_default();
+    assert!(header.contains("pages-read"), "{out}");
+    let legend = out.lines().last().unwrap_or_default();
+    assert!(legend.starts_with("live: pages-read"), "{out}");
+    assert!(legend.contains("; replayed: cluster, vma"), "{out}");
+}

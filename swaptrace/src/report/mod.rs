@@ -28,7 +28,7 @@ pub use plot::{compare_png, plot_all, zswap_png, PlotError};
 pub use recorded::recorded_text;
 pub use replay_table::{
     fidelity, kernel_counts, mode, replay_json, replay_text, replayed_windows, window_columns_json,
-    window_columns_text, KernelCounts,
+    window_columns_text, KernelCounts, Origin, WindowColumn,
 };
 pub use replayed::{param_help, policy_help, replayed_json, replayed_text};
 pub use zap::{footprint_text, zap_text};
