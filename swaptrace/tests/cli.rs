@@ -407,3 +407,32 @@ fn modelled_and_live_columns_are_labelled() {
     assert!(legend.starts_with("live: pages-read"), "{out}");
     assert!(legend.contains("; replayed: cluster, vma"), "{out}");
 }
+
+#[test]
+fn doctor_is_compact_by_default_and_full_with_verbose() {
+    let (code, compact, err) = run(&["doctor"]);
+    assert_eq!(code, 0, "{err}");
+    let metrics = swaptrace::probe::METRICS.len();
+    // The kernel facts (5 lines), the table, footnotes of missing metrics' reasons.
+    let missing = compact.matches("not available").count();
+    assert!(
+        compact.lines().count() <= 7 + metrics + 1 + 4 * missing,
+        "{compact}"
+    );
+    for (m, _) in swaptrace::probe::METRICS {
+        let rows = compact
+            .lines()
+            .filter(|l| l.starts_with(&format!("{m} ")))
+            .count();
+        assert_eq!(rows, 1, "{m}: {compact}");
+    }
+    let (code, full, err) = run(&["doctor", "--verbose"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(full.lines().count() >= compact.lines().count(), "{full}");
+    if compact.contains("--verbose says") {
+        assert!(
+            full.lines().any(|l| l.trim_start().starts_with("not ")),
+            "{full}"
+        );
+    }
+}
