@@ -436,3 +436,26 @@ fn doctor_is_compact_by_default_and_full_with_verbose() {
         );
     }
 }
+
+#[test]
+fn info_of_an_empty_trace_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let jsonl = dir.path().join("empty.jsonl");
+    let trace = dir.path().join("empty.swt");
+    std::fs::write(&jsonl, b"").unwrap();
+    let (code, _, err) = run(&[
+        "import",
+        jsonl.to_str().unwrap(),
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&["info", trace.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.contains("bytes/record"), "{out}");
+    assert!(
+        out.contains("(none: the trace holds only its header and footer)"),
+        "{out}"
+    );
+    assert!(!out.contains("NaN") && !out.contains("inf"), "{out}");
+}

@@ -94,12 +94,13 @@ pub fn print_recorded(r: &swaptrace::record::Recorded, json: bool) -> Result<()>
         return super::print_json(&serde_json::json!({ "recorded": r, "vmstat_check": check }));
     }
     println!(
-        "recorded {} records in {:.1}s to {} ({} bytes, {:.1} bytes/record)",
-        r.records,
-        r.elapsed_s,
-        r.path.display(),
-        r.bytes,
-        r.bytes as f64 / r.records.max(1) as f64
+        "{}",
+        report::recorded_line(
+            r.records,
+            r.elapsed_s,
+            &r.path.display().to_string(),
+            r.bytes
+        )
     );
     print!("{}", report::recorded_text(&r.summary));
     if let Some(code) = r.exit_code {

@@ -25,7 +25,7 @@ pub use khugepaged::{khp_json, khp_replay_json, khp_replay_text, khp_text};
 pub use metric_hist::{histogram, histogram_explained, During, HistError, HistMetric, HistOut};
 #[cfg(feature = "plot")]
 pub use plot::{compare_png, plot_all, zswap_png, PlotError};
-pub use recorded::recorded_text;
+pub use recorded::{recorded_line, recorded_text};
 pub use replay_table::{
     fidelity, kernel_counts, mode, replay_json, replay_text, replayed_windows, window_columns_json,
     window_columns_text, KernelCounts, Origin, WindowColumn,
