@@ -9,6 +9,10 @@ pub struct Args {
     /// Print JSON instead of the table.
     #[arg(long)]
     json: bool,
+    /// Every probe considered per metric and why each refused one was not
+    /// used (default: one line per metric, each reason once).
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -29,7 +33,7 @@ pub fn run(a: Args) -> Result<()> {
     if a.json {
         super::print_json(&report::doctor_json(&facts, &plans))
     } else {
-        print!("{}", report::doctor_text(&facts, &plans));
+        print!("{}", report::doctor_text(&facts, &plans, a.verbose));
         Ok(())
     }
 }

@@ -7,6 +7,7 @@ use swaptrace::trace::export_jsonl_file;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The trace to read (.swt).
     trace: PathBuf,
     /// Output format: jsonl.
     #[arg(long, default_value = "jsonl")]

@@ -1,13 +1,15 @@
 //! `swaptrace hist`: one metric of a trace, argdist or funclatency style.
 
 use anyhow::{bail, Result};
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use swaptrace::report::{self, During, HistMetric};
+use swaptrace::report::{self, During, HistMetric, Origin, WindowColumn};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The trace to read (.swt).
     trace: PathBuf,
+    /// The metric: ra-window, pages-read, fault-latency, free-latency or
+    /// zap-interval (`info` lists the ones the trace has).
     #[arg(long, value_enum)]
     metric: HistMetric,
     /// Only events during swapoff, or only outside it.
@@ -25,7 +27,7 @@ pub struct Args {
 pub fn run(a: Args) -> Result<()> {
     let t = super::load(&a.trace)?;
     if a.replay.policy.is_none() {
-        let h = report::histogram(&t, a.metric, a.during)?;
+        let h = report::histogram_explained(&t, a.metric, a.during)?;
         return if a.json {
             super::print_json(&h.json())
         } else {
@@ -36,16 +38,30 @@ pub fn run(a: Args) -> Result<()> {
     if a.metric != HistMetric::RaWindow || a.replay.family != "readahead" {
         bail!("--policy goes with --metric ra-window (readahead policies)");
     }
-    // The live windows when the trace has them (exact probes).
-    let mut columns: Vec<(String, BTreeMap<u64, u64>)> = Vec::new();
-    if let Ok(h) = report::histogram(&t, a.metric, a.during) {
-        if let Some(c) = h.count {
-            columns.push(("live".into(), c.counts));
-        }
+    // The live windows: exact probes' when the trace has them, else the
+    // pages read per major fault (a tracepoint trace's live window).
+    let mut columns: Vec<WindowColumn> = Vec::new();
+    let live = match report::histogram(&t, a.metric, a.during) {
+        Ok(h) => h.count.map(|c| ("live", Origin::Live, c.counts)),
+        Err(_) => report::histogram(&t, HistMetric::PagesRead, a.during)
+            .ok()
+            .and_then(|h| h.count)
+            .map(|c| ("pages-read", Origin::LiveDerived, c.counts)),
+    };
+    if let Some((name, origin, counts)) = live {
+        columns.push(WindowColumn {
+            name: name.into(),
+            origin,
+            counts,
+        });
     }
     let r = swaptrace::replay::readahead::run(&t, &a.replay.request())?;
     for m in &r.results {
-        columns.push((m.policy.clone(), report::replayed_windows(m, a.during)));
+        columns.push(WindowColumn {
+            name: m.policy.clone(),
+            origin: Origin::Replayed,
+            counts: report::replayed_windows(m, a.during),
+        });
     }
     if a.json {
         super::print_json(&report::window_columns_json(&columns))

@@ -6,6 +6,7 @@ use swaptrace::report;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The trace to read (.swt).
     trace: PathBuf,
     /// Print JSON instead of the table.
     #[arg(long)]

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The trace to read (.swt).
     trace: PathBuf,
     /// Directory the PNG files are written to.
     #[arg(short, long)]

@@ -6,17 +6,17 @@ use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The trace to write.
+    /// The trace to write (.swt).
     #[arg(short, long)]
     output: PathBuf,
-    /// Stop after this long, e.g. 30s, 2m, 500ms (default: until the
-    /// command exits, or Ctrl-C).
+    /// Stop after this long, e.g. 30s, 2m, 500ms [default: until the
+    /// command exits, or Ctrl-C].
     #[arg(short, long, value_parser = super::parse_duration)]
     duration: Option<Duration>,
     /// Only tasks of this memory cgroup (v1 directory) and below; CMD starts in it.
     #[arg(long)]
     cgroup: Option<PathBuf>,
-    /// Only this process.
+    /// Only this process; it must exist when `record` starts.
     #[arg(long)]
     pid: Option<u32>,
     /// Ring buffer size (power of two from 4K to 2G) [default: 16M].
@@ -33,13 +33,29 @@ pub struct Args {
     command: Vec<String>,
 }
 
+/// Refuses a pid with no /proc entry before anything is attached (and
+/// before any root or BPF check), as perf and bpftrace do.
+pub(super) fn check_pid(pid: Option<u32>) -> Result<()> {
+    match pid {
+        Some(p) if !std::path::Path::new(&format!("/proc/{p}")).exists() => {
+            anyhow::bail!("--pid {p}: no such process (/proc/{p} does not exist)")
+        }
+        _ => Ok(()),
+    }
+}
+
+pub fn run(a: Args) -> Result<()> {
+    check_pid(a.pid)?;
+    run_checked(a)
+}
+
 #[cfg(not(feature = "live"))]
-pub fn run(_: Args) -> Result<()> {
+fn run_checked(_: Args) -> Result<()> {
     super::no_live()
 }
 
 #[cfg(feature = "live")]
-pub fn run(a: Args) -> Result<()> {
+fn run_checked(a: Args) -> Result<()> {
     if a.duration.is_none() && a.command.is_empty() {
         eprintln!("recording until Ctrl-C (give --duration or -- CMD to stop by itself)");
     }
@@ -78,12 +94,13 @@ pub fn print_recorded(r: &swaptrace::record::Recorded, json: bool) -> Result<()>
         return super::print_json(&serde_json::json!({ "recorded": r, "vmstat_check": check }));
     }
     println!(
-        "recorded {} records in {:.1}s to {} ({} bytes, {:.1} bytes/record)",
-        r.records,
-        r.elapsed_s,
-        r.path.display(),
-        r.bytes,
-        r.bytes as f64 / r.records.max(1) as f64
+        "{}",
+        report::recorded_line(
+            r.records,
+            r.elapsed_s,
+            &r.path.display().to_string(),
+            r.bytes
+        )
     );
     print!("{}", report::recorded_text(&r.summary));
     if let Some(code) = r.exit_code {

@@ -9,10 +9,10 @@ pub struct Args {
     /// Length of an interval, e.g. 1s, 500ms.
     #[arg(short, long, default_value = "1s", value_parser = super::parse_duration)]
     interval: Duration,
-    /// Stop after this many intervals (default: on Ctrl-C).
+    /// Stop after this many intervals [default: until Ctrl-C].
     #[arg(short, long)]
     count: Option<u64>,
-    /// Only this process.
+    /// Only this process; it must exist when `top` starts.
     #[arg(long, conflicts_with = "cgroup")]
     pid: Option<u32>,
     /// Only tasks of this memory cgroup (v1 directory) and below.
@@ -27,13 +27,18 @@ pub struct Args {
     json: bool,
 }
 
+pub fn run(a: Args) -> Result<()> {
+    super::record::check_pid(a.pid)?;
+    run_checked(a)
+}
+
 #[cfg(not(feature = "live"))]
-pub fn run(_: Args) -> Result<()> {
+fn run_checked(_: Args) -> Result<()> {
     super::no_live()
 }
 
 #[cfg(feature = "live")]
-pub fn run(a: Args) -> Result<()> {
+fn run_checked(a: Args) -> Result<()> {
     use std::io::Write;
     use swaptrace::record::{TopOptions, TOP_SECTIONS};
     if let Some(m) = a

@@ -26,7 +26,10 @@ pub fn doctor_json(k: &KernelFacts, plans: &[MetricPlan]) -> serde_json::Value {
     })
 }
 
-pub fn doctor_text(k: &KernelFacts, plans: &[MetricPlan]) -> String {
+/// The kernel's facts, then per metric its backend and attach point: one
+/// line each with each reason once (as a footnote) by default, every refused
+/// candidate with its reasons under `verbose` (as bpftrace `--info` does).
+pub fn doctor_text(k: &KernelFacts, plans: &[MetricPlan], verbose: bool) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "kernel    {}", k.release);
     let _ = writeln!(
@@ -54,6 +57,10 @@ pub fn doctor_text(k: &KernelFacts, plans: &[MetricPlan]) -> String {
         k.kprobes.as_ref().err().map_or("available", |e| e.as_str())
     );
     let _ = writeln!(o, "fentry    {}\n", trial(&k.fentry));
+    if !verbose {
+        o.push_str(&compact_table(plans));
+        return o;
+    }
     let _ = writeln!(o, "{:<18} {:<11} ATTACH POINT", "METRIC", "BACKEND");
     for p in plans {
         match &p.chosen {
@@ -78,4 +85,119 @@ pub fn doctor_text(k: &KernelFacts, plans: &[MetricPlan]) -> String {
         }
     }
     o
+}
+
+/// One line per metric: the attach point, or footnote marks for why none;
+/// each distinct reason is printed once under the table.
+fn compact_table(plans: &[MetricPlan]) -> String {
+    let mut o = String::new();
+    let mut reasons: Vec<&str> = Vec::new();
+    let mut passed_over = 0;
+    let _ = writeln!(
+        o,
+        "{:<18} {:<11} ATTACH POINT / WHY NONE",
+        "METRIC", "BACKEND"
+    );
+    for p in plans {
+        let refused = p.rejected.iter().filter(|r| !r.why_not.is_empty());
+        match &p.chosen {
+            Some(c) => {
+                passed_over += refused.count();
+                let _ = writeln!(
+                    o,
+                    "{:<18} {:<11} {}",
+                    p.metric,
+                    c.backend.to_string(),
+                    c.attach
+                );
+            }
+            None => {
+                let mut marks = Vec::new();
+                for why in refused.flat_map(|r| r.why_not.iter()) {
+                    let i = match reasons.iter().position(|r| r == why) {
+                        Some(i) => i,
+                        None => {
+                            reasons.push(why);
+                            reasons.len() - 1
+                        }
+                    };
+                    if !marks.contains(&(i + 1)) {
+                        marks.push(i + 1);
+                    }
+                }
+                let marks: Vec<String> = marks.iter().map(|i| format!("[{i}]")).collect();
+                let _ = writeln!(
+                    o,
+                    "{:<18} {:<11} not available {}",
+                    p.metric,
+                    "-",
+                    marks.join("")
+                );
+            }
+        }
+    }
+    for (i, r) in reasons.iter().enumerate() {
+        let _ = writeln!(o, "[{}] {r}", i + 1);
+    }
+    if passed_over > 0 {
+        let _ = writeln!(
+            o,
+            "{passed_over} preferred probes were not usable here; --verbose says which and why"
+        );
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::{Backend, Choice};
+
+    fn choice(backend: Backend, attach: &'static str, why_not: &[&str]) -> Choice {
+        Choice {
+            backend,
+            attach,
+            progs: &[],
+            why_not: why_not.iter().map(|w| w.to_string()).collect(),
+            note: "",
+            silences: &[],
+        }
+    }
+
+    #[test]
+    fn compact_table_gives_one_line_per_metric_and_each_reason_once() {
+        let eperm = "fentry refused: EPERM";
+        let plans = vec![
+            MetricPlan {
+                metric: "swap-out",
+                what: "",
+                chosen: Some(choice(Backend::Tracepoint, "vmscan:x", &[])),
+                rejected: vec![choice(Backend::Fentry, "fentry a", &[eperm])],
+            },
+            MetricPlan {
+                metric: "free-latency",
+                what: "",
+                chosen: None,
+                rejected: vec![
+                    choice(Backend::Fentry, "fentry b", &[eperm, "b inlined"]),
+                    choice(Backend::Kprobe, "kprobe b", &["no kprobe PMU"]),
+                ],
+            },
+            MetricPlan {
+                metric: "zswap",
+                what: "",
+                chosen: None,
+                rejected: vec![choice(Backend::Fentry, "fentry c", &[eperm])],
+            },
+        ];
+        let t = compact_table(&plans);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(lines.len(), 1 + 3 + 3 + 1, "{t}");
+        assert!(lines[1].ends_with("vmscan:x"), "{t}");
+        assert!(lines[2].ends_with("not available [1][2][3]"), "{t}");
+        assert!(lines[3].ends_with("not available [1]"), "{t}");
+        assert_eq!(t.matches(eperm).count(), 1, "{t}");
+        assert_eq!(lines[4], format!("[1] {eperm}"));
+        assert!(lines[7].starts_with("1 preferred probes"), "{t}");
+    }
 }

@@ -108,6 +108,9 @@ pub fn info_text(t: &Loaded, path: &str, file_bytes: u64) -> String {
         "\n{:<18} {:<11} ATTACH / WHY MISSING",
         "METRIC", "BACKEND"
     );
+    if h.metrics.is_empty() {
+        let _ = writeln!(o, "(the header lists no metrics)");
+    }
     for m in &h.metrics {
         let (b, a) = match (&m.backend, &m.missing) {
             (Some(b), _) => (b.as_str(), m.attach.join(", ")),
@@ -117,7 +120,11 @@ pub fn info_text(t: &Loaded, path: &str, file_bytes: u64) -> String {
         let _ = writeln!(o, "{:<18} {:<11} {a}", m.metric, b);
     }
     let _ = writeln!(o, "\n{:<18} {:>12}", "RECORDS", "COUNT");
-    for (k, n) in kind_counts(t) {
+    let kinds = kind_counts(t);
+    if kinds.is_empty() && t.skipped == 0 {
+        let _ = writeln!(o, "(none: the trace holds only its header and footer)");
+    }
+    for (k, n) in kinds {
         let _ = writeln!(o, "{k:<18} {n:>12}");
     }
     if t.skipped > 0 {

@@ -35,6 +35,87 @@ pub enum During {
 pub enum HistError {
     #[error("the trace has no {0} events (see `swaptrace info` for its metrics)")]
     Empty(&'static str),
+    /// `Empty`, with the metrics the trace does have (`histogram_explained`).
+    #[error("the trace has no {what} events, so no --metric {metric}{hint}")]
+    Missing {
+        what: &'static str,
+        metric: &'static str,
+        hint: String,
+    },
+}
+
+impl HistMetric {
+    /// The name `--metric` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            HistMetric::RaWindow => "ra-window",
+            HistMetric::PagesRead => "pages-read",
+            HistMetric::FaultLatency => "fault-latency",
+            HistMetric::FreeLatency => "free-latency",
+            HistMetric::ZapInterval => "zap-interval",
+        }
+    }
+
+    /// What stands in for this metric on a trace recorded with tracepoints
+    /// only, and why.
+    fn stand_in(self) -> Option<(HistMetric, &'static str)> {
+        match self {
+            HistMetric::RaWindow => Some((
+                HistMetric::PagesRead,
+                "without an exact probe the live window is the pages read per major fault",
+            )),
+            HistMetric::FreeLatency => Some((
+                HistMetric::ZapInterval,
+                "without a free probe, swap entries freed at exit or munmap are seen as zap batches",
+            )),
+            _ => None,
+        }
+    }
+}
+
+const ALL_METRICS: [HistMetric; 5] = [
+    HistMetric::RaWindow,
+    HistMetric::PagesRead,
+    HistMetric::FaultLatency,
+    HistMetric::FreeLatency,
+    HistMetric::ZapInterval,
+];
+
+/// `histogram`, but a metric the trace lacks is answered with the metrics it
+/// has (one more pass per metric, so only on that error path).
+pub fn histogram_explained(
+    t: &Loaded,
+    metric: HistMetric,
+    during: During,
+) -> Result<HistOut, HistError> {
+    match histogram(t, metric, during) {
+        Err(HistError::Empty(what)) => {
+            let has: Vec<HistMetric> = ALL_METRICS
+                .into_iter()
+                .filter(|&m| m != metric && histogram(t, m, during).is_ok())
+                .collect();
+            let mut hint = String::new();
+            if let Some((alt, why)) = metric.stand_in() {
+                if has.contains(&alt) {
+                    let _ = write!(hint, "; {why}: use --metric {}", alt.name());
+                } else {
+                    let _ = write!(hint, "; {why} (--metric {}), none here either", alt.name());
+                }
+            }
+            if has.is_empty() {
+                hint.push_str("; the trace has none of the metrics `hist` draws");
+            } else {
+                let names: Vec<&str> = has.iter().map(|m| m.name()).collect();
+                let _ = write!(hint, "; the trace has: {}", names.join(", "));
+            }
+            Err(HistError::Missing {
+                what,
+                metric: metric.name(),
+                hint,
+            })
+        }
+        other => other,
+    }
 }
 
 pub struct HistOut {
@@ -252,5 +333,65 @@ impl HistOut {
                 .map(|(q, v)| json!({"percentile": q, "value": v})).collect::<Vec<_>>(),
             "max": self.max,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::ValueEnum;
+
+    #[test]
+    fn names_are_the_ones_clap_takes() {
+        assert_eq!(ALL_METRICS.len(), HistMetric::value_variants().len());
+        for m in ALL_METRICS {
+            let v = m.to_possible_value().unwrap();
+            assert_eq!(v.get_name(), m.name());
+        }
+    }
+
+    fn loaded(records: Vec<Record>) -> Loaded {
+        Loaded {
+            header: crate::trace::Header::default(),
+            records,
+            footer: None,
+            problems: Vec::new(),
+            skipped: 0,
+            chunks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_missing_metric_names_its_stand_in_and_what_the_trace_has() {
+        let zap = |ts| Record::Zap {
+            ts,
+            tid: 1,
+            mm: 3,
+            swap_ents: Some(10),
+            exiting: true,
+        };
+        let t = loaded(vec![zap(1_000), zap(9_000)]);
+        let Err(e) = histogram_explained(&t, HistMetric::FreeLatency, During::All) else {
+            panic!("a trace of zaps has no free latency");
+        };
+        let msg = e.to_string();
+        assert!(msg.contains("--metric free-latency"), "{msg}");
+        assert!(msg.contains("use --metric zap-interval"), "{msg}");
+        assert!(msg.ends_with("the trace has: zap-interval"), "{msg}");
+        let Err(e) = histogram_explained(&loaded(Vec::new()), HistMetric::RaWindow, During::All)
+        else {
+            panic!("an empty trace has no windows");
+        };
+        let msg = e.to_string();
+        assert!(
+            msg.contains("(--metric pages-read), none here either"),
+            "{msg}"
+        );
+        assert!(msg.contains("none of the metrics"), "{msg}");
+        // The plain call stays cheap and unexplained.
+        assert!(matches!(
+            histogram(&t, HistMetric::FreeLatency, During::All),
+            Err(HistError::Empty(_))
+        ));
     }
 }

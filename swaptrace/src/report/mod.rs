@@ -22,13 +22,13 @@ pub use doctor::{doctor_json, doctor_text};
 pub use free::{free_json, free_replay_json, free_replay_text, free_text};
 pub use info::{info_json, info_text, summary};
 pub use khugepaged::{khp_json, khp_replay_json, khp_replay_text, khp_text};
-pub use metric_hist::{histogram, During, HistError, HistMetric, HistOut};
+pub use metric_hist::{histogram, histogram_explained, During, HistError, HistMetric, HistOut};
 #[cfg(feature = "plot")]
 pub use plot::{compare_png, plot_all, zswap_png, PlotError};
-pub use recorded::recorded_text;
+pub use recorded::{recorded_line, recorded_text};
 pub use replay_table::{
     fidelity, kernel_counts, mode, replay_json, replay_text, replayed_windows, window_columns_json,
-    window_columns_text, KernelCounts,
+    window_columns_text, KernelCounts, Origin, WindowColumn,
 };
 pub use replayed::{param_help, policy_help, replayed_json, replayed_text};
 pub use zap::{footprint_text, zap_text};

@@ -3,6 +3,20 @@
 use crate::trace::Summary;
 use std::fmt::Write;
 
+/// The first line `record` prints: what went where, and the size per record
+/// (none for an empty trace, whose bytes are its header and footer).
+pub fn recorded_line(records: u64, elapsed_s: f64, path: &str, bytes: u64) -> String {
+    if records == 0 {
+        return format!(
+            "recorded no records in {elapsed_s:.1}s to {path} ({bytes} bytes: header and footer only)"
+        );
+    }
+    format!(
+        "recorded {records} records in {elapsed_s:.1}s to {path} ({bytes} bytes, {:.1} bytes/record)",
+        bytes as f64 / records as f64
+    )
+}
+
 /// Events and lost events per metric, then the fault totals.
 pub fn recorded_text(s: &Summary) -> String {
     let lost = |k: &str| s.lost.get(k).copied().unwrap_or(0);
@@ -40,4 +54,18 @@ pub fn recorded_text(s: &Summary) -> String {
         s.pswpin()
     );
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_recording_has_no_bytes_per_record() {
+        let l = recorded_line(0, 1.0, "x.swt", 9652);
+        assert!(!l.contains("bytes/record"), "{l}");
+        assert!(l.contains("no records") && l.contains("9652 bytes"), "{l}");
+        let l = recorded_line(4, 1.0, "x.swt", 100);
+        assert!(l.ends_with("(100 bytes, 25.0 bytes/record)"), "{l}");
+    }
 }

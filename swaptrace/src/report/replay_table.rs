@@ -97,7 +97,7 @@ pub fn replay_text(
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{:<width$} {:>9} {:>10} {:>9} {:>11} {:>8} {:>8} {:>9} {:>9} {:>9}",
+        "{:<width$} {:>9} {:>10} {:>9} {:>11} {:>8} {:>8} {:>9} {:>9} {:>11}",
         "POLICY",
         "PSWPIN",
         "PGMAJFAULT",
@@ -107,12 +107,12 @@ pub fn replay_text(
         "COVERAGE",
         "POLLUTION",
         "IO_REQS",
-        "IO_MS"
+        "MODEL_IO_MS"
     );
     if let Some(k) = kernel {
         let _ = writeln!(
             o,
-            "{:<width$} {:>9} {:>10} {:>9} {:>11} {:>8} {:>8} {:>9} {:>9} {:>9}",
+            "{:<width$} {:>9} {:>10} {:>9} {:>11} {:>8} {:>8} {:>9} {:>9} {:>11}",
             format!("kernel({kernel_policy})"),
             k.pswpin,
             k.pgmajfault,
@@ -128,7 +128,7 @@ pub fn replay_text(
     for m in results {
         let _ = writeln!(
             o,
-            "{:<width$} {:>9} {:>10} {:>9} {:>11} {:>7.1}% {:>7.1}% {:>9} {:>9} {:>9.1}",
+            "{:<width$} {:>9} {:>10} {:>9} {:>11} {:>7.1}% {:>7.1}% {:>9} {:>9} {:>11.1}",
             m.policy,
             m.pswpin,
             m.pgmajfault,
@@ -143,14 +143,15 @@ pub fn replay_text(
     }
     let _ = writeln!(
         o,
-        "IO_MS: modelled read time on `{}` ({} µs per request + {} µs per page)",
+        "MODEL_IO_MS: a model, not a measurement: the `{}` preset's round figures \
+         ({} µs per request + {} µs per page; --device picks another preset)",
         device.name, device.request_us, device.page_us
     );
     if results.iter().any(|m| m.swapoff.is_some()) {
         let _ = writeln!(o, "\nswapoff (try_to_unuse):");
         let _ = writeln!(
             o,
-            "{:<width$} {:>9} {:>9} {:>9} {:>11} {:>9} {:>8} {:>9} {:>9}",
+            "{:<width$} {:>9} {:>9} {:>9} {:>11} {:>9} {:>8} {:>9} {:>11}",
             "POLICY",
             "PTES",
             "PSWPIN",
@@ -159,13 +160,13 @@ pub fn replay_text(
             "WINDOWS",
             "MODE",
             "IO_REQS",
-            "IO_MS"
+            "MODEL_IO_MS"
         );
         for m in results {
             let Some(s) = &m.swapoff else { continue };
             let _ = writeln!(
                 o,
-                "{:<width$} {:>9} {:>9} {:>9} {:>11} {:>9} {:>8} {:>9} {:>9.1}",
+                "{:<width$} {:>9} {:>9} {:>9} {:>11} {:>9} {:>8} {:>9} {:>11.1}",
                 m.policy,
                 s.ptes,
                 s.pswpin,
@@ -220,42 +221,128 @@ pub fn replay_json(
     })
 }
 
+/// Where a column of windows comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Recorded by an exact probe (`swapin_nr_pages()` return).
+    Live,
+    /// Derived from tracepoints: the pages read per major fault, i.e. the
+    /// window less the pages already cached.
+    LiveDerived,
+    /// A policy replayed over the trace's faults: a model.
+    Replayed,
+}
+
+/// One column of `hist --metric ra-window --policy`.
+pub struct WindowColumn {
+    pub name: String,
+    pub origin: Origin,
+    pub counts: std::collections::BTreeMap<u64, u64>,
+}
+
 /// Window histograms of several sources (live, policies) side by side,
-/// argdist style: one row per window, one column per source.
-pub fn window_columns_text(cols: &[(String, std::collections::BTreeMap<u64, u64>)]) -> String {
+/// argdist style: one row per window, one column per source, and a line
+/// saying which columns are live and which are replayed.
+pub fn window_columns_text(cols: &[WindowColumn]) -> String {
     let mut o = String::new();
     let _ = writeln!(o, "{}", crate::stats::RA_WINDOW_TITLE);
-    let mut values: Vec<u64> = cols.iter().flat_map(|(_, c)| c.keys().copied()).collect();
+    let mut values: Vec<u64> = cols.iter().flat_map(|c| c.counts.keys().copied()).collect();
     values.sort_unstable();
     values.dedup();
+    let w = cols
+        .iter()
+        .map(|c| c.name.len())
+        .chain([12])
+        .max()
+        .unwrap_or(12);
     let _ = write!(o, "\t{:<16}", "EVENT");
-    for (name, _) in cols {
-        let _ = write!(o, " {name:>12}");
+    for c in cols {
+        let _ = write!(o, " {:>w$}", c.name);
     }
     let _ = writeln!(o);
     for v in values {
         let _ = write!(o, "\t{:<16}", format!("$retval = {v}"));
-        for (_, c) in cols {
-            let _ = write!(o, " {:>12}", c.get(&v).copied().unwrap_or(0));
+        for c in cols {
+            let _ = write!(o, " {:>w$}", c.counts.get(&v).copied().unwrap_or(0));
         }
         let _ = writeln!(o);
     }
     let _ = write!(o, "\t{:<16}", "total");
-    for (_, c) in cols {
-        let _ = write!(o, " {:>12}", c.values().sum::<u64>());
+    for c in cols {
+        let _ = write!(o, " {:>w$}", c.counts.values().sum::<u64>());
     }
     let _ = writeln!(o);
+    let names = |f: &dyn Fn(Origin) -> bool| {
+        let v: Vec<&str> = cols
+            .iter()
+            .filter(|c| f(c.origin))
+            .map(|c| c.name.as_str())
+            .collect();
+        v.join(", ")
+    };
+    let live = match cols.iter().find(|c| c.origin != Origin::Replayed) {
+        Some(c) if c.origin == Origin::Live => format!("{} (exact probe)", c.name),
+        Some(c) => format!("{} (pages read per major fault, from tracepoints)", c.name),
+        None => "none (the trace has neither windows nor major faults)".into(),
+    };
+    let replayed = names(&|o| o == Origin::Replayed);
+    let replayed = if replayed.is_empty() {
+        "none".into()
+    } else {
+        format!("{replayed} (models run over this trace)")
+    };
+    let _ = writeln!(o, "live: {live}; replayed: {replayed}");
     o
 }
 
-pub fn window_columns_json(
-    cols: &[(String, std::collections::BTreeMap<u64, u64>)],
-) -> serde_json::Value {
+pub fn window_columns_json(cols: &[WindowColumn]) -> serde_json::Value {
     json!({
         "title": "swapin_nr_pages() return",
-        "sources": cols.iter().map(|(name, c)| json!({
-            "source": name,
-            "counts": c.iter().map(|(v, n)| json!({"value": v, "count": n})).collect::<Vec<_>>(),
+        "sources": cols.iter().map(|c| json!({
+            "source": c.name,
+            "counts": c.counts.iter().map(|(v, n)| json!({"value": v, "count": n})).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(name: &str, origin: Origin) -> WindowColumn {
+        WindowColumn {
+            name: name.into(),
+            origin,
+            counts: [(1, 2), (8, 3)].into_iter().collect(),
+        }
+    }
+
+    #[test]
+    fn window_columns_say_which_are_live_and_which_replayed() {
+        let t = window_columns_text(&[col("live", Origin::Live), col("cluster", Origin::Replayed)]);
+        assert!(
+            t.ends_with(
+                "live: live (exact probe); replayed: cluster (models run over this trace)\n"
+            ),
+            "{t}"
+        );
+        let t = window_columns_text(&[
+            col("pages-read", Origin::LiveDerived),
+            col("cluster", Origin::Replayed),
+            col("a-very-long-policy-name", Origin::Replayed),
+        ]);
+        assert!(
+            t.contains("live: pages-read (pages read per major fault"),
+            "{t}"
+        );
+        assert!(
+            t.contains("replayed: cluster, a-very-long-policy-name"),
+            "{t}"
+        );
+        // A long name widens every column: the header and rows line up.
+        let lens: Vec<usize> = t.lines().skip(1).take(4).map(str::len).collect();
+        assert!(lens.windows(2).all(|w| w[0] == w[1]), "{t}");
+        let t = window_columns_text(&[col("vma", Origin::Replayed)]);
+        assert!(t.contains("live: none"), "{t}");
+    }
 }
