@@ -260,3 +260,104 @@ fn each_family_lists_its_policies_and_parameters() {
         assert!(help.contains(f), "{help}");
     }
 }
+
+// Hostile input (issue 18): bounded, loud, no panic.
+
+/// A JSONL header for hand-made traces, with `page_size`.
+fn jsonl_header(page_size: u64) -> String {
+    format!(
+        "{{\"type\":\"header\",\"format_version\":1,\"tool_version\":\"0.1.0\",\
+         \"kernel_release\":\"synthetic\",\"page_size\":{page_size},\"monotonic_start_ns\":0,\
+         \"realtime_start_ns\":0,\"mem_total_kib\":48,\"swap_devices\":[],\
+         \"readahead\":{{\"page_cluster\":3,\"vma_ra_enabled\":true}},\"metrics\":[],\
+         \"vmstat_start\":{{}},\"target\":\"hand-made\",\"memory_limit_bytes\":49152}}"
+    )
+}
+
+fn swap_out(ts: u64, offset: u64, nr: u32) -> String {
+    format!(
+        "{{\"type\":\"record\",\"kind\":\"swap_out\",\"ts\":{ts},\"tid\":50,\"mm\":1,\
+         \"vaddr\":{},\"entry\":{{\"dev\":0,\"offset\":{offset}}},\"nr\":{nr},\"how\":\"io\"}}",
+        (ts % 1000) << 12
+    )
+}
+
+fn swap_fault(ts: u64, offset: u64, vts: u64) -> String {
+    format!(
+        "{{\"type\":\"record\",\"kind\":\"swap_fault\",\"ts\":{ts},\"dur_ns\":0,\"tid\":50,\
+         \"mm\":1,\"addr\":{},\"entry\":{{\"dev\":0,\"offset\":{offset}}},\"major\":true,\
+         \"pages_read\":1,\"zero_reads\":0,\"zswap_loads\":0}}",
+        (vts % 1000) << 12
+    )
+}
+
+/// Imports header + `records` as `dir/name.swt`.
+fn import(dir: &std::path::Path, name: &str, records: &[String]) -> std::path::PathBuf {
+    let (j, t) = (
+        dir.join(format!("{name}.jsonl")),
+        dir.join(format!("{name}.swt")),
+    );
+    let mut text = jsonl_header(4096);
+    for r in records {
+        text.push('\n');
+        text.push_str(r);
+    }
+    std::fs::write(&j, text).unwrap();
+    let (code, _, err) = run(&["import", j.to_str().unwrap(), "-o", t.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    t
+}
+
+/// Runs with the address space capped at `bytes`: a huge allocation fails.
+fn run_limited(args: &[&str], bytes: u64) -> (i32, String, String) {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(EXE);
+    c.args(args);
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        c.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = c.output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const REPLAY_AS_LIMIT: u64 = 2 << 30;
+
+#[test]
+fn a_swap_out_of_u32_max_pages_is_skipped_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = import(
+        dir.path(),
+        "nr",
+        &[
+            swap_out(1000, u64::MAX - 5, u32::MAX),
+            swap_out(1001, 7, 1),
+            swap_out(1002, 1 << 40, 1 << 14),
+            swap_fault(2000, 7, 1001),
+        ],
+    );
+    let t = t.to_str().unwrap();
+    for family in ["readahead", "zswap"] {
+        let (code, out, err) = run_limited(&["replay", t, "--family", family], REPLAY_AS_LIMIT);
+        assert_eq!(code, 0, "{family}: {err}");
+        assert!(!err.contains("panicked"), "{family}: {err}");
+        assert!(
+            err.contains("note: 2 records with a folio of more than 8192 pages"),
+            "{family}: {err}"
+        );
+        assert!(!out.is_empty());
+    }
+}

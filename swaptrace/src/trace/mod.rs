@@ -49,7 +49,22 @@ pub struct SwapEntry {
     pub offset: u64,
 }
 
+/// The most pages a swap-out record may hold: a PMD folio of 64 KiB pages
+/// (arm64), the largest folio the kernel swaps out whole. A record beyond
+/// it cannot come from a kernel and is not replayed.
+pub const MAX_FOLIO_PAGES: u32 = 1 << 13;
+
 impl SwapEntry {
+    /// Offsets fit in `swp_entry_t` below its type bits (`SWP_TYPE_SHIFT`).
+    pub const OFFSET_BITS: u32 = 58;
+
+    /// Whether a kernel can make this entry: a swap type below
+    /// `MAX_SWAPFILES` (< 2^`MAX_SWAPFILES_SHIFT` = 32) and an offset below
+    /// the type bits. Replay skips any other (a damaged or edited trace).
+    pub fn plausible(&self) -> bool {
+        self.dev < 32 && self.offset < 1 << Self::OFFSET_BITS
+    }
+
     /// Splits `swp_entry_t.val` (arch-independent: type in the top 6 bits).
     pub fn from_val(val: u64) -> SwapEntry {
         SwapEntry {

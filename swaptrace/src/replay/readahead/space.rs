@@ -142,15 +142,17 @@ impl Hasher for MixHasher {
     }
 }
 
+/// An entry as a u64, 0 for none. Replay input holds only
+/// [`SwapEntry::plausible`] entries (type < 32, offset < 2^58): they fit.
 pub(super) fn pack(e: SwapEntry) -> u64 {
-    ((e.dev as u64) << 56 | e.offset) + 1
+    ((e.dev as u64) << SwapEntry::OFFSET_BITS | e.offset) + 1
 }
 
 pub(super) fn unpack(v: u64) -> Option<SwapEntry> {
     let v = v.checked_sub(1)?;
     Some(SwapEntry {
-        dev: (v >> 56) as u8,
-        offset: v & ((1 << 56) - 1),
+        dev: (v >> SwapEntry::OFFSET_BITS) as u8,
+        offset: v & ((1 << SwapEntry::OFFSET_BITS) - 1),
     })
 }
 

@@ -46,6 +46,7 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
         memory_pages,
         unknown_faults: 0,
         unknown_swapoffs: 0,
+        bad_records: 0,
         swapoff_mode: SwapoffMode::LookupStats,
     }
 }
@@ -494,4 +495,74 @@ fn run_adds_the_other_kernels_swapoff_when_the_trace_has_one() {
             "oracle"
         ]
     );
+}
+
+/// A swap-out record of one page at `offset` (or `nr` pages).
+fn out_record(ts: u64, offset: u64, nr: u32) -> Record {
+    Record::SwapOut {
+        ts,
+        tid: 1,
+        mm: 1,
+        vaddr: 0x7000_0000 + (ts << 12),
+        entry: SwapEntry { dev: 0, offset },
+        nr,
+        how: OutKind::Io,
+    }
+}
+
+#[test]
+fn impossible_folios_and_entries_are_skipped_not_expanded() {
+    let mut b = InputBuilder::new(4096);
+    // u32::MAX pages near the end of the offsets: neither expanded nor wrapped.
+    b.add(&out_record(1, u64::MAX - 5, u32::MAX));
+    // Within the folio bound, but the last page is past the type bits.
+    b.add(&out_record(2, (1 << SwapEntry::OFFSET_BITS) - 2, 4));
+    // A type no kernel has (MAX_SWAPFILES < 32).
+    b.add(&Record::SwapOut {
+        ts: 3,
+        tid: 1,
+        mm: 1,
+        vaddr: 0x5000,
+        entry: SwapEntry { dev: 40, offset: 1 },
+        nr: 1,
+        how: OutKind::Io,
+    });
+    b.add(&out_record(4, 10, crate::trace::MAX_FOLIO_PAGES));
+    b.add(&Record::SwapFault {
+        ts: 5,
+        dur_ns: 0,
+        tid: 1,
+        mm: 1,
+        addr: 0x7000_4000,
+        entry: Some(SwapEntry {
+            dev: 0,
+            offset: u64::MAX,
+        }),
+        major: true,
+        pages_read: 1,
+        zero_reads: 0,
+        zswap_loads: 0,
+    });
+    b.add(&Record::SwapFault {
+        ts: 6,
+        dur_ns: 0,
+        tid: 1,
+        mm: 1,
+        addr: 0x7000_4000,
+        entry: Some(SwapEntry { dev: 0, offset: 10 }),
+        major: true,
+        pages_read: 1,
+        zero_reads: 0,
+        zswap_loads: 0,
+    });
+    let inp = b.finish(3, 100).unwrap();
+    assert_eq!(inp.bad_records, 4);
+    // The folio at the bound is kept whole: 8192 swap-outs and one fault.
+    assert_eq!(inp.events.len(), crate::trace::MAX_FOLIO_PAGES as usize + 1);
+    assert_eq!(
+        inp.dev_max,
+        vec![10 + crate::trace::MAX_FOLIO_PAGES as u64 - 1]
+    );
+    let m = run("cluster", &inp);
+    assert_eq!(m.faults, 1);
 }
