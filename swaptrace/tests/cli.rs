@@ -361,3 +361,24 @@ fn a_swap_out_of_u32_max_pages_is_skipped_with_a_note() {
         assert!(!out.is_empty());
     }
 }
+
+#[test]
+fn far_swap_offsets_replay_in_little_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let offsets = [1 << 25, 1 << 30, (3 << 58) | 5, 1 << 63, u64::MAX];
+    let mut records = Vec::new();
+    for (i, &o) in offsets.iter().enumerate() {
+        records.push(swap_out(1000 + i as u64, o, 1));
+        records.push(swap_fault(2000 + i as u64, o, 1000 + i as u64));
+    }
+    let t = import(dir.path(), "far", &records);
+    let t = t.to_str().unwrap();
+    for family in ["readahead", "zswap"] {
+        let (code, out, err) = run_limited(&["replay", t, "--family", family], REPLAY_AS_LIMIT);
+        assert_eq!(code, 0, "{family}: {err}");
+        assert!(!err.contains("panicked"), "{family}: {err}");
+        // Offsets 2^63, u64::MAX and one with type bits set are impossible.
+        assert!(err.contains("note: 6 records with"), "{family}: {err}");
+        assert!(!out.is_empty());
+    }
+}

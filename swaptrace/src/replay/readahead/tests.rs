@@ -566,3 +566,114 @@ fn impossible_folios_and_entries_are_skipped_not_expanded() {
     let m = run("cluster", &inp);
     assert_eq!(m.faults, 1);
 }
+
+#[test]
+fn far_swap_offsets_take_only_their_own_slots() {
+    let mut b = InputBuilder::new(4096);
+    let typed = SwapEntry::from_val(1 << 58 | 1 << 30);
+    let far = [
+        SwapEntry { dev: 0, offset: 5 },
+        SwapEntry {
+            dev: 0,
+            offset: 1 << 30,
+        },
+        SwapEntry {
+            dev: 0,
+            offset: (1 << SwapEntry::OFFSET_BITS) - 1,
+        },
+        typed,
+        // Skipped: past the type bits.
+        SwapEntry {
+            dev: 0,
+            offset: 1 << 63,
+        },
+        SwapEntry {
+            dev: 0,
+            offset: u64::MAX,
+        },
+    ];
+    for (i, &entry) in far.iter().enumerate() {
+        let (ts, vaddr) = (i as u64 + 1, 0x7000_0000 + ((i as u64) << 12));
+        b.add(&Record::SwapOut {
+            ts,
+            tid: 1,
+            mm: 1,
+            vaddr,
+            entry,
+            nr: 1,
+            how: OutKind::Io,
+        });
+        b.add(&Record::SwapFault {
+            ts: ts + 100,
+            dur_ns: 0,
+            tid: 1,
+            mm: 1,
+            addr: vaddr,
+            entry: Some(entry),
+            major: true,
+            pages_read: 1,
+            zero_reads: 0,
+            zswap_loads: 0,
+        });
+    }
+    let inp = b.finish(3, 2).unwrap();
+    assert_eq!(inp.bad_records, 4);
+    let mut t = space::SlotTable::for_input(&inp);
+    for ev in &inp.events {
+        if let Event::Out {
+            mm,
+            vpage,
+            entry,
+            zero,
+            ..
+        } = *ev
+        {
+            t.insert(
+                entry,
+                space::Slot {
+                    mm,
+                    vpage,
+                    zero,
+                    cache: space::Cache::No,
+                },
+            );
+        }
+    }
+    for e in &far[..4] {
+        assert!(t.get(e).is_some(), "{e:?}");
+    }
+    assert!(t.allocated() < 64, "{} slots", t.allocated());
+    for name in default_names(&inp) {
+        let m = run(&name, &inp);
+        assert_eq!(m.faults, 4, "{name}");
+    }
+}
+
+#[test]
+fn dense_swap_offsets_stay_directly_indexed() {
+    let order: Vec<u64> = (0..5000).collect();
+    let inp = input(&order, 100, 0);
+    let mut t = space::SlotTable::for_input(&inp);
+    for (i, ev) in inp.events.iter().enumerate() {
+        if let Event::Out {
+            mm,
+            vpage,
+            entry,
+            zero,
+            ..
+        } = *ev
+        {
+            t.insert(
+                entry,
+                space::Slot {
+                    mm,
+                    vpage,
+                    zero,
+                    cache: space::Cache::No,
+                },
+            );
+            assert!(t.dense_len(0) > entry.offset as usize, "event {i}");
+        }
+    }
+    assert!(t.allocated() <= 2 * 5001, "{} slots", t.allocated());
+}
