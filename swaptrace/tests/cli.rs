@@ -382,3 +382,33 @@ fn far_swap_offsets_replay_in_little_memory() {
         assert!(!out.is_empty());
     }
 }
+
+#[test]
+fn zap_swap_ents_of_i64_min_survive_import_and_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let zap = |v: &str| {
+        format!(
+            "{{\"type\":\"record\",\"kind\":\"zap\",\"ts\":5,\"tid\":1,\"mm\":1,\
+             \"swap_ents\":{v},\"exiting\":true}}"
+        )
+    };
+    let t = import(
+        dir.path(),
+        "zap",
+        &[zap("-9223372036854775808"), zap("null")],
+    );
+    let back = dir.path().join("back.jsonl");
+    let (code, _, err) = run(&["export", t.to_str().unwrap(), "-o", back.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&back).unwrap();
+    let ents: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["kind"] == "zap")
+        .map(|v| v["swap_ents"].clone())
+        .collect();
+    assert_eq!(
+        ents,
+        vec![serde_json::json!(i64::MIN), serde_json::Value::Null]
+    );
+}
