@@ -412,3 +412,38 @@ fn zap_swap_ents_of_i64_min_survive_import_and_export() {
         vec![serde_json::json!(i64::MIN), serde_json::Value::Null]
     );
 }
+
+#[test]
+fn synth_refuses_sizes_beyond_its_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.swt");
+    let o = out.to_str().unwrap();
+    for (flag, value) in [
+        ("--faults", "1000000000000"),
+        ("--pages", "18446744073709551615"),
+        ("--pages", "0"),
+        ("--memory-pages", "4503599627370496"),
+        ("--memory-pages", "0"),
+    ] {
+        let (code, _, err) = run_limited(&["synth", "-o", o, flag, value], REPLAY_AS_LIMIT);
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert!(err.contains(flag) && err.contains(value), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!out.exists(), "{flag} {value}");
+    }
+    // At the limits' edge a small trace is still written.
+    let (code, _, err) = run(&[
+        "synth",
+        "-o",
+        o,
+        "--pages",
+        "64",
+        "--memory-pages",
+        "1099511627776",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&["info", o, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["header"]["memory_limit_bytes"], 1u64 << 52, "{out}");
+}
