@@ -447,3 +447,103 @@ fn synth_refuses_sizes_beyond_its_limits() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["header"]["memory_limit_bytes"], 1u64 << 52, "{out}");
 }
+
+#[test]
+fn replay_refuses_no_memory_and_compare_an_unknown_metric() {
+    let t = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
+    let (code, out, err) = run(&["replay", t, "--memory-pages", "0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(
+        err.contains("--memory-pages") && err.contains("'0'"),
+        "{err}"
+    );
+    let (code, out, err) = run(&["compare", t, t, "--metric", "pswpin,nosuch"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("nosuch"), "{err}");
+    for m in ["runtime", "pgmajfault", "ra-window", "fault-latency"] {
+        assert!(err.contains(m), "{m}: {err}");
+    }
+    let (code, out, err) = run(&["compare", t, t, "--metric", "pswpin,runtime"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("pswpin"), "{out}");
+}
+
+#[test]
+fn an_os_error_is_printed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nonexist.swt");
+    let m = missing.to_str().unwrap();
+    let jsonl = dir.path().join("x.jsonl");
+    let nodir = dir.path().join("no/such/dir/x.swt");
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
+    std::fs::write(&jsonl, jsonl_header(4096)).unwrap();
+    for args in [
+        vec!["info", m],
+        vec!["replay", m],
+        vec!["export", m, "-o", jsonl.to_str().unwrap()],
+        vec!["export", sample, "-o", nodir.to_str().unwrap()],
+        vec![
+            "import",
+            jsonl.to_str().unwrap(),
+            "-o",
+            nodir.to_str().unwrap(),
+        ],
+        vec!["synth", "-o", nodir.to_str().unwrap(), "--pages", "16"],
+    ] {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert_eq!(
+            err.matches("No such file or directory").count(),
+            1,
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains(missing.file_name().unwrap().to_str().unwrap()) || err.contains("x.swt")
+        );
+    }
+}
+
+#[test]
+fn page_sizes_no_kernel_has_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = swaptrace::synth::SynthSpec {
+        pattern: "seq".parse().unwrap(),
+        pages: 8,
+        faults: 8,
+        seed: 1,
+        memory_pages: 4,
+    };
+    for (size, ok) in [
+        (1u64, false),
+        (2048, false),
+        (3 << 12, false),
+        (1 << 63, false),
+        (2 << 20, false),
+        (4096, true),
+        (65536, true),
+        (1 << 20, true),
+    ] {
+        // The JSONL importer.
+        let j = dir.path().join(format!("{size}.jsonl"));
+        let t = dir.path().join(format!("{size}.swt"));
+        std::fs::write(&j, jsonl_header(size)).unwrap();
+        let (code, _, err) = run(&["import", j.to_str().unwrap(), "-o", t.to_str().unwrap()]);
+        assert_eq!(code == 0, ok, "import {size}: {err}");
+        if !ok {
+            assert!(err.contains(&format!("page_size {size}")), "{err}");
+        }
+        // The trace reader.
+        let mut h = swaptrace::synth::header(&spec);
+        h.page_size = size;
+        let b = dir.path().join(format!("{size}-bin.swt"));
+        swaptrace::synth::write_records(&h, [], &b).unwrap();
+        let (code, _, err) = run(&["info", b.to_str().unwrap()]);
+        assert_eq!(code == 0, ok, "info {size}: {err}");
+        if !ok {
+            assert!(err.contains(&format!("page_size {size}")), "{err}");
+            assert!(err.contains("offset 20"), "{err}");
+        }
+    }
+}
