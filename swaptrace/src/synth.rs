@@ -47,6 +47,45 @@ pub struct SynthSpec {
     pub memory_pages: u64,
 }
 
+/// The most distinct pages a synthetic trace has: generating keeps a few
+/// words per page (24 B: 384 MiB at the limit), 64 GiB of 4 KiB pages.
+pub const MAX_PAGES: u64 = 1 << 24;
+/// The most faults: records are written as they are made, so this bounds
+/// only the time and the file (about 2^30 records, a few GiB).
+pub const MAX_FAULTS: u64 = 1 << 30;
+/// The most memory the replay may assume, in pages (4 PiB): the header
+/// holds it in bytes, which must not wrap.
+pub const MAX_MEMORY_PAGES: u64 = 1 << 40;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SynthError {
+    #[error("{what} must be 1 to {max}, not {value}")]
+    OutOfRange {
+        what: &'static str,
+        value: u64,
+        max: u64,
+    },
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+}
+
+impl SynthSpec {
+    /// Whether the spec is within [`MAX_PAGES`], [`MAX_FAULTS`] and
+    /// [`MAX_MEMORY_PAGES`] (pages and memory at least 1).
+    pub fn check(&self) -> Result<(), SynthError> {
+        for (what, value, min, max) in [
+            ("pages", self.pages, 1, MAX_PAGES),
+            ("faults", self.faults, 0, MAX_FAULTS),
+            ("memory pages", self.memory_pages, 1, MAX_MEMORY_PAGES),
+        ] {
+            if !(min..=max).contains(&value) {
+                return Err(SynthError::OutOfRange { what, value, max });
+            }
+        }
+        Ok(())
+    }
+}
+
 const PAGE: u64 = 4096;
 const BASE_VPAGE: u64 = 0x7f00_0000_0000 >> 12;
 /// Address spaces interleave in runs of this many pages.
@@ -150,11 +189,26 @@ pub fn header(spec: &SynthSpec) -> Header {
     }
 }
 
-/// Writes a synthetic trace; returns the number of records.
-pub fn write(spec: &SynthSpec, path: &Path) -> Result<u64, TraceError> {
-    let mut records = Vec::new();
-    generate(spec, |r| records.push(r));
-    write_records(&header(spec), records, path)
+/// Writes a synthetic trace, record by record as they are made; returns
+/// the number of records.
+pub fn write(spec: &SynthSpec, path: &Path) -> Result<u64, SynthError> {
+    spec.check()?;
+    let mut w = TraceWriter::create(path, &header(spec))?;
+    let mut failed = None;
+    generate(spec, |r| {
+        if failed.is_none() {
+            failed = w.push(&r).err();
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    let n = w.records();
+    w.finish(&Footer {
+        records: n,
+        ..Footer::default()
+    })?;
+    Ok(n)
 }
 
 /// Writes `records` under `header` as a finalized trace; returns the count.
@@ -228,5 +282,38 @@ mod tests {
             });
             assert_eq!((n_out, n_fault), (1000, 2500), "{pattern}");
         }
+    }
+
+    #[test]
+    fn specs_beyond_the_limits_are_refused_before_anything_is_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.swt");
+        let ok = SynthSpec {
+            pattern: SynthPattern::Multi(2),
+            pages: 100,
+            faults: 100,
+            seed: 1,
+            memory_pages: 25,
+        };
+        for bad in [
+            SynthSpec {
+                pages: u64::MAX,
+                ..ok.clone()
+            },
+            SynthSpec {
+                faults: MAX_FAULTS + 1,
+                ..ok.clone()
+            },
+            SynthSpec {
+                memory_pages: u64::MAX / 4096 + 1,
+                ..ok.clone()
+            },
+        ] {
+            let e = write(&bad, &path).unwrap_err();
+            assert!(matches!(e, SynthError::OutOfRange { .. }), "{e}");
+            assert!(!path.exists());
+        }
+        // 100 swap-outs, 100 faults, 2 address spaces.
+        assert_eq!(write(&ok, &path).unwrap(), 202);
     }
 }

@@ -459,3 +459,290 @@ fn info_of_an_empty_trace_says_so() {
     );
     assert!(!out.contains("NaN") && !out.contains("inf"), "{out}");
 }
+
+// Hostile input (issue 18): bounded, loud, no panic.
+
+/// A JSONL header for hand-made traces, with `page_size`.
+fn jsonl_header(page_size: u64) -> String {
+    format!(
+        "{{\"type\":\"header\",\"format_version\":1,\"tool_version\":\"0.1.0\",\
+         \"kernel_release\":\"synthetic\",\"page_size\":{page_size},\"monotonic_start_ns\":0,\
+         \"realtime_start_ns\":0,\"mem_total_kib\":48,\"swap_devices\":[],\
+         \"readahead\":{{\"page_cluster\":3,\"vma_ra_enabled\":true}},\"metrics\":[],\
+         \"vmstat_start\":{{}},\"target\":\"hand-made\",\"memory_limit_bytes\":49152}}"
+    )
+}
+
+fn swap_out(ts: u64, offset: u64, nr: u32) -> String {
+    format!(
+        "{{\"type\":\"record\",\"kind\":\"swap_out\",\"ts\":{ts},\"tid\":50,\"mm\":1,\
+         \"vaddr\":{},\"entry\":{{\"dev\":0,\"offset\":{offset}}},\"nr\":{nr},\"how\":\"io\"}}",
+        (ts % 1000) << 12
+    )
+}
+
+fn swap_fault(ts: u64, offset: u64, vts: u64) -> String {
+    format!(
+        "{{\"type\":\"record\",\"kind\":\"swap_fault\",\"ts\":{ts},\"dur_ns\":0,\"tid\":50,\
+         \"mm\":1,\"addr\":{},\"entry\":{{\"dev\":0,\"offset\":{offset}}},\"major\":true,\
+         \"pages_read\":1,\"zero_reads\":0,\"zswap_loads\":0}}",
+        (vts % 1000) << 12
+    )
+}
+
+/// Imports header + `records` as `dir/name.swt`.
+fn import(dir: &std::path::Path, name: &str, records: &[String]) -> std::path::PathBuf {
+    let (j, t) = (
+        dir.join(format!("{name}.jsonl")),
+        dir.join(format!("{name}.swt")),
+    );
+    let mut text = jsonl_header(4096);
+    for r in records {
+        text.push('\n');
+        text.push_str(r);
+    }
+    std::fs::write(&j, text).unwrap();
+    let (code, _, err) = run(&["import", j.to_str().unwrap(), "-o", t.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    t
+}
+
+/// Runs with the address space capped at `bytes`: a huge allocation fails.
+fn run_limited(args: &[&str], bytes: u64) -> (i32, String, String) {
+    use std::os::unix::process::CommandExt;
+    let mut c = Command::new(EXE);
+    c.args(args);
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs in the child.
+    unsafe {
+        c.pre_exec(move || {
+            let lim = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let o = c.output().unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+const REPLAY_AS_LIMIT: u64 = 2 << 30;
+
+#[test]
+fn a_swap_out_of_u32_max_pages_is_skipped_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = import(
+        dir.path(),
+        "nr",
+        &[
+            swap_out(1000, u64::MAX - 5, u32::MAX),
+            swap_out(1001, 7, 1),
+            swap_out(1002, 1 << 40, 1 << 14),
+            swap_fault(2000, 7, 1001),
+        ],
+    );
+    let t = t.to_str().unwrap();
+    for family in ["readahead", "zswap"] {
+        let (code, out, err) = run_limited(&["replay", t, "--family", family], REPLAY_AS_LIMIT);
+        assert_eq!(code, 0, "{family}: {err}");
+        assert!(!err.contains("panicked"), "{family}: {err}");
+        assert!(
+            err.contains("note: 2 records with a folio of more than 8192 pages"),
+            "{family}: {err}"
+        );
+        assert!(!out.is_empty());
+    }
+}
+
+#[test]
+fn far_swap_offsets_replay_in_little_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let offsets = [1 << 25, 1 << 30, (3 << 58) | 5, 1 << 63, u64::MAX];
+    let mut records = Vec::new();
+    for (i, &o) in offsets.iter().enumerate() {
+        records.push(swap_out(1000 + i as u64, o, 1));
+        records.push(swap_fault(2000 + i as u64, o, 1000 + i as u64));
+    }
+    let t = import(dir.path(), "far", &records);
+    let t = t.to_str().unwrap();
+    for family in ["readahead", "zswap"] {
+        let (code, out, err) = run_limited(&["replay", t, "--family", family], REPLAY_AS_LIMIT);
+        assert_eq!(code, 0, "{family}: {err}");
+        assert!(!err.contains("panicked"), "{family}: {err}");
+        // Offsets 2^63, u64::MAX and one with type bits set are impossible.
+        assert!(err.contains("note: 6 records with"), "{family}: {err}");
+        assert!(!out.is_empty());
+    }
+}
+
+#[test]
+fn zap_swap_ents_of_i64_min_survive_import_and_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let zap = |v: &str| {
+        format!(
+            "{{\"type\":\"record\",\"kind\":\"zap\",\"ts\":5,\"tid\":1,\"mm\":1,\
+             \"swap_ents\":{v},\"exiting\":true}}"
+        )
+    };
+    let t = import(
+        dir.path(),
+        "zap",
+        &[zap("-9223372036854775808"), zap("null")],
+    );
+    let back = dir.path().join("back.jsonl");
+    let (code, _, err) = run(&["export", t.to_str().unwrap(), "-o", back.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&back).unwrap();
+    let ents: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["kind"] == "zap")
+        .map(|v| v["swap_ents"].clone())
+        .collect();
+    assert_eq!(
+        ents,
+        vec![serde_json::json!(i64::MIN), serde_json::Value::Null]
+    );
+}
+
+#[test]
+fn synth_refuses_sizes_beyond_its_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("s.swt");
+    let o = out.to_str().unwrap();
+    for (flag, value) in [
+        ("--faults", "1000000000000"),
+        ("--pages", "18446744073709551615"),
+        ("--pages", "0"),
+        ("--memory-pages", "4503599627370496"),
+        ("--memory-pages", "0"),
+    ] {
+        let (code, _, err) = run_limited(&["synth", "-o", o, flag, value], REPLAY_AS_LIMIT);
+        assert_eq!(code, 2, "{flag} {value}: {err}");
+        assert!(err.contains(flag) && err.contains(value), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!out.exists(), "{flag} {value}");
+    }
+    // At the limits' edge a small trace is still written.
+    let (code, _, err) = run(&[
+        "synth",
+        "-o",
+        o,
+        "--pages",
+        "64",
+        "--memory-pages",
+        "1099511627776",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&["info", o, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["header"]["memory_limit_bytes"], 1u64 << 52, "{out}");
+}
+
+#[test]
+fn replay_refuses_no_memory_and_compare_an_unknown_metric() {
+    let t = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
+    let (code, out, err) = run(&["replay", t, "--memory-pages", "0"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(
+        err.contains("--memory-pages") && err.contains("'0'"),
+        "{err}"
+    );
+    let (code, out, err) = run(&["compare", t, t, "--metric", "pswpin,nosuch"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("nosuch"), "{err}");
+    for m in ["runtime", "pgmajfault", "ra-window", "fault-latency"] {
+        assert!(err.contains(m), "{m}: {err}");
+    }
+    let (code, out, err) = run(&["compare", t, t, "--metric", "pswpin,runtime"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("pswpin"), "{out}");
+}
+
+#[test]
+fn an_os_error_is_printed_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nonexist.swt");
+    let m = missing.to_str().unwrap();
+    let jsonl = dir.path().join("x.jsonl");
+    let nodir = dir.path().join("no/such/dir/x.swt");
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
+    std::fs::write(&jsonl, jsonl_header(4096)).unwrap();
+    for args in [
+        vec!["info", m],
+        vec!["replay", m],
+        vec!["export", m, "-o", jsonl.to_str().unwrap()],
+        vec!["export", sample, "-o", nodir.to_str().unwrap()],
+        vec![
+            "import",
+            jsonl.to_str().unwrap(),
+            "-o",
+            nodir.to_str().unwrap(),
+        ],
+        vec!["synth", "-o", nodir.to_str().unwrap(), "--pages", "16"],
+    ] {
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert_eq!(
+            err.matches("No such file or directory").count(),
+            1,
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains(missing.file_name().unwrap().to_str().unwrap()) || err.contains("x.swt")
+        );
+    }
+}
+
+#[test]
+fn page_sizes_no_kernel_has_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = swaptrace::synth::SynthSpec {
+        pattern: "seq".parse().unwrap(),
+        pages: 8,
+        faults: 8,
+        seed: 1,
+        memory_pages: 4,
+    };
+    for (size, ok) in [
+        (1u64, false),
+        (2048, false),
+        (3 << 12, false),
+        (1 << 63, false),
+        (2 << 20, false),
+        (4096, true),
+        (65536, true),
+        (1 << 20, true),
+    ] {
+        // The JSONL importer.
+        let j = dir.path().join(format!("{size}.jsonl"));
+        let t = dir.path().join(format!("{size}.swt"));
+        std::fs::write(&j, jsonl_header(size)).unwrap();
+        let (code, _, err) = run(&["import", j.to_str().unwrap(), "-o", t.to_str().unwrap()]);
+        assert_eq!(code == 0, ok, "import {size}: {err}");
+        if !ok {
+            assert!(err.contains(&format!("page_size {size}")), "{err}");
+        }
+        // The trace reader.
+        let mut h = swaptrace::synth::header(&spec);
+        h.page_size = size;
+        let b = dir.path().join(format!("{size}-bin.swt"));
+        swaptrace::synth::write_records(&h, [], &b).unwrap();
+        let (code, _, err) = run(&["info", b.to_str().unwrap()]);
+        assert_eq!(code == 0, ok, "info {size}: {err}");
+        if !ok {
+            assert!(err.contains(&format!("page_size {size}")), "{err}");
+            assert!(err.contains("offset 20"), "{err}");
+        }
+    }
+}

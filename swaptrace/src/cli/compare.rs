@@ -35,6 +35,10 @@ pub fn run(a: Args) -> Result<()> {
             _ => bail!("--label {}: expected A=NAME,B=NAME", a.label),
         }
     }
+    let known = report::compare_metric_names();
+    if let Some(m) = a.metric.iter().find(|m| !known.contains(&m.as_str())) {
+        bail!("--metric {m}: unknown metric (known: {})", known.join(", "));
+    }
     let (ta, tb) = (super::load(&a.a)?, super::load(&a.b)?);
     let c = report::compare(&ta, &tb, labels, &a.metric);
     if let Some(dir) = &a.plot {

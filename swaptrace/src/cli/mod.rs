@@ -15,7 +15,7 @@ mod synth;
 mod top;
 mod workload;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::path::Path;
 use std::time::Duration;
@@ -94,7 +94,11 @@ pub fn run(cli: Cli) -> Result<()> {
 
 /// Reads a trace and warns on stderr about every problem the reader found.
 fn load(path: &Path) -> Result<Loaded> {
-    let t = read_trace(path).with_context(|| format!("reading {}", path.display()))?;
+    let t = read_trace(path).map_err(|e| match e {
+        // It names the path already.
+        e @ swaptrace::trace::TraceError::Io { .. } => anyhow::Error::new(e),
+        e => anyhow::Error::new(e).context(format!("reading {}", path.display())),
+    })?;
     for p in &t.problems {
         eprintln!("warning: {}: {p}", path.display());
     }

@@ -36,7 +36,7 @@ pub struct ReplayArgs {
     pub params: Vec<String>,
     /// readahead only: swap-backed pages memory holds (default: the traced
     /// cgroup's limit, else all memory).
-    #[arg(long)]
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub memory_pages: Option<usize>,
     /// readahead only: device model of the modelled I/O time: nvme, ssd,
     /// hdd, zram (default: hdd when a recorded swap device is rotational,

@@ -12,17 +12,20 @@ pub struct Args {
     /// seq, random, strided:K, shuffled-blocks:K or multi:P (P processes).
     #[arg(long, default_value = "shuffled-blocks:16")]
     pattern: SynthPattern,
-    /// Distinct pages (swap entries).
-    #[arg(long, default_value_t = 65536)]
+    /// Distinct pages (swap entries), at most 2^24.
+    #[arg(long, default_value_t = 65536,
+          value_parser = clap::value_parser!(u64).range(1..=synth::MAX_PAGES))]
     pages: u64,
-    /// Faults (default: one pass over the pages).
-    #[arg(long)]
+    /// Faults (default: one pass over the pages), at most 2^30.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(0..=synth::MAX_FAULTS))]
     faults: Option<u64>,
     /// Seed of the pseudo-random order.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Memory the replay assumes, in pages (default: a quarter of the pages).
-    #[arg(long)]
+    /// Memory the replay assumes, in pages (default: a quarter of the
+    /// pages), at most 2^40.
+    #[arg(long,
+          value_parser = clap::value_parser!(u64).range(1..=synth::MAX_MEMORY_PAGES))]
     memory_pages: Option<u64>,
     /// Instead: free batches of 64 of PAGES entries over this many swap
     /// devices (`replay --family free`).
@@ -34,9 +37,6 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    if a.pages == 0 {
-        bail!("--pages must be at least 1");
-    }
     let spec = SynthSpec {
         pattern: a.pattern,
         pages: a.pages,
@@ -44,6 +44,7 @@ pub fn run(a: Args) -> Result<()> {
         seed: a.seed,
         memory_pages: a.memory_pages.unwrap_or((a.pages / 4).max(1)),
     };
+    spec.check()?;
     let n = match a.free_devices {
         Some(0) => bail!("--free-devices must be at least 1"),
         Some(devices) => {

@@ -68,6 +68,14 @@ impl Replayed {
                     r.unknown_swapoffs
                 ));
             }
+            if r.bad_records > 0 {
+                v.push(bad_records_note(r.bad_records));
+            }
+        }
+        if let Replayed::Zswap(r) = self {
+            if r.bad_records > 0 {
+                v.push(bad_records_note(r.bad_records));
+            }
         }
         v
     }
@@ -82,6 +90,14 @@ impl Replayed {
             _ => Ok(()),
         }
     }
+}
+
+/// The note for records no kernel could make, which a replay skipped.
+fn bad_records_note(n: u64) -> String {
+    format!(
+        "{n} records with a folio of more than {} pages or an impossible swap entry are not replayed",
+        crate::trace::MAX_FOLIO_PAGES
+    )
 }
 
 macro_rules! family {

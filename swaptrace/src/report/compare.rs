@@ -23,6 +23,22 @@ pub const COMPARED: &[(&str, &str)] = &[
     ("allocstall_normal", "direct reclaim stalls"),
 ];
 
+/// Latency percentiles compared, by metric name.
+const LATENCIES: [(HistMetric, &str); 3] = [
+    (HistMetric::FaultLatency, "fault-latency"),
+    (HistMetric::FreeLatency, "free-latency"),
+    (HistMetric::ZapInterval, "zap-interval"),
+];
+
+/// Every name `compare`'s `metrics` may hold.
+pub fn compare_metric_names() -> Vec<&'static str> {
+    let mut v = vec!["runtime"];
+    v.extend(COMPARED.iter().map(|&(k, _)| k));
+    v.extend(["khugepaged-swapin", "ra-window"]);
+    v.extend(LATENCIES.iter().map(|&(_, n)| n));
+    v
+}
+
 /// One compared figure: A, B and B's change from A in %.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Row {
@@ -108,11 +124,7 @@ pub fn compare(a: &Loaded, b: &Loaded, labels: (String, String), metrics: &[Stri
         None
     };
     let mut latencies = Vec::new();
-    for (m, name) in [
-        (HistMetric::FaultLatency, "fault-latency"),
-        (HistMetric::FreeLatency, "free-latency"),
-        (HistMetric::ZapInterval, "zap-interval"),
-    ] {
+    for (m, name) in LATENCIES {
         if !want(name) {
             continue;
         }

@@ -24,9 +24,9 @@ const ZSTD_LEVEL: i32 = 3;
 pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TraceError + '_ {
-    move |source| TraceError::Io {
+    move |err| TraceError::Io {
         path: path.display().to_string(),
-        source,
+        err,
     }
 }
 
@@ -221,6 +221,15 @@ impl TraceReader {
             offset: 20,
             why: e.to_string(),
         })?;
+        if !super::page_size_ok(header.page_size) {
+            return Err(TraceError::Header {
+                offset: 20,
+                why: format!(
+                    "page_size {} is not a power of two from 4096 to 1 MiB",
+                    header.page_size
+                ),
+            });
+        }
         Ok(TraceReader {
             path: path.to_path_buf(),
             input,

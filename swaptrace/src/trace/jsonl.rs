@@ -21,12 +21,19 @@ const MAX_PENDING: usize = 4096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum JsonlError {
+    /// In the message only, not also a `source()` (printed once).
     #[error("JSON Lines I/O: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
     #[error("line {line}: invalid header: {why}")]
     Header { line: usize, why: String },
     #[error(transparent)]
     Trace(#[from] TraceError),
+}
+
+impl From<std::io::Error> for JsonlError {
+    fn from(e: std::io::Error) -> JsonlError {
+        JsonlError::Io(e)
+    }
 }
 
 /// What an export wrote.
@@ -234,9 +241,9 @@ impl Import<'_> {
         }
         let bad = |why: String| JsonlError::Header { line: n, why };
         let mut h: Header = overlay(&minimal_header(), obj).map_err(bad)?;
-        if !h.page_size.is_power_of_two() {
+        if !super::page_size_ok(h.page_size) {
             return Err(bad(format!(
-                "page_size {} is not a power of two",
+                "page_size {} is not a power of two from 4096 to 1 MiB",
                 h.page_size
             )));
         }

@@ -24,12 +24,10 @@ pub const MAGIC: &[u8; 8] = b"SWPTRACE";
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
-    #[error("{path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
+    /// The OS error is in the message, not also a `source()`: a chain
+    /// printed whole (`{:#}`) names it once.
+    #[error("{path}: {err}")]
+    Io { path: String, err: std::io::Error },
     #[error("not a swaptrace trace (bad magic at offset 0)")]
     NotATrace,
     #[error("trace format version {found} is not supported (this build reads {FORMAT_VERSION})")]
@@ -49,7 +47,29 @@ pub struct SwapEntry {
     pub offset: u64,
 }
 
+/// Page sizes a trace may have: a power of two from 4 KiB (x86, the
+/// smallest arm64 granule) to 1 MiB (above the 256 KiB that PowerPC 44x
+/// and Hexagon configure, the largest `PAGE_SHIFT` of any arch).
+pub fn page_size_ok(page_size: u64) -> bool {
+    page_size.is_power_of_two() && (4096..=1 << 20).contains(&page_size)
+}
+
+/// The most pages a swap-out record may hold: a PMD folio of 64 KiB pages
+/// (arm64), the largest folio the kernel swaps out whole. A record beyond
+/// it cannot come from a kernel and is not replayed.
+pub const MAX_FOLIO_PAGES: u32 = 1 << 13;
+
 impl SwapEntry {
+    /// Offsets fit in `swp_entry_t` below its type bits (`SWP_TYPE_SHIFT`).
+    pub const OFFSET_BITS: u32 = 58;
+
+    /// Whether a kernel can make this entry: a swap type below
+    /// `MAX_SWAPFILES` (< 2^`MAX_SWAPFILES_SHIFT` = 32) and an offset below
+    /// the type bits. Replay skips any other (a damaged or edited trace).
+    pub fn plausible(&self) -> bool {
+        self.dev < 32 && self.offset < 1 << Self::OFFSET_BITS
+    }
+
     /// Splits `swp_entry_t.val` (arch-independent: type in the top 6 bits).
     pub fn from_val(val: u64) -> SwapEntry {
         SwapEntry {

@@ -308,14 +308,7 @@ impl Model<'_> {
             }
         }
         // Whatever is left of the device (readahead never used) goes.
-        if let Some(slots) = self.slots.devs.get_mut(dev as usize) {
-            let resident = slots
-                .iter()
-                .filter(|s| s.is_some_and(|s| s.cache.resident()))
-                .count();
-            self.resident -= resident;
-            slots.clear();
-        }
+        self.resident -= self.slots.clear_dev(dev);
         self.in_swapoff = false;
     }
 
@@ -369,7 +362,7 @@ impl Model<'_> {
 pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {
     let mut model = Model {
         input,
-        slots: SlotTable::default(),
+        slots: SlotTable::for_input(input),
         pages: PageTable::default(),
         io: Vec::new(),
         small_windows: [0; 65],

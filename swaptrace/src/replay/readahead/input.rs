@@ -2,7 +2,7 @@
 //! events in time order, and how the recording kernel's swapoff behaved.
 
 use super::error::ReplayError;
-use crate::trace::{Loaded, OutKind, Record, SwapEntry, Syscall};
+use crate::trace::{Loaded, OutKind, Record, SwapEntry, Syscall, MAX_FOLIO_PAGES};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -106,6 +106,9 @@ pub struct ReplayInput {
     pub unknown_faults: u64,
     /// Successful swapoffs whose device could not be told (not replayed).
     pub unknown_swapoffs: u64,
+    /// Swap-outs and faults no kernel could make (a folio beyond
+    /// [`MAX_FOLIO_PAGES`], an entry not [`SwapEntry::plausible`]): skipped.
+    pub bad_records: u64,
     /// What plain `cluster`/`vma` do at swapoff: the recording kernel's way.
     pub swapoff_mode: SwapoffMode,
 }
@@ -127,6 +130,7 @@ pub struct InputBuilder {
     shift: u32,
     events: Vec<Event>,
     unknown_faults: u64,
+    bad_records: u64,
     dev_max: Vec<u64>,
     /// swapoff entered, by task: entry time.
     swapoff_open: HashMap<u32, u64>,
@@ -140,6 +144,7 @@ impl InputBuilder {
             shift: page_size.max(1).trailing_zeros(),
             events: Vec::new(),
             unknown_faults: 0,
+            bad_records: 0,
             dev_max: Vec::new(),
             swapoff_open: HashMap::new(),
             swapoffs: Vec::new(),
@@ -157,7 +162,21 @@ impl InputBuilder {
                 how,
                 ..
             } if mm != 0 => {
-                for i in 0..nr.max(1) as u64 {
+                // nr 0 as 1; the folio's last entry must be plausible too.
+                let nr = nr.max(1);
+                let last = entry.offset.checked_add(nr as u64 - 1);
+                let fits = last.is_some_and(|offset| {
+                    SwapEntry {
+                        dev: entry.dev,
+                        offset,
+                    }
+                    .plausible()
+                });
+                if nr > MAX_FOLIO_PAGES || !fits {
+                    self.bad_records += 1;
+                    return;
+                }
+                for i in 0..nr as u64 {
                     let e = SwapEntry {
                         dev: entry.dev,
                         offset: entry.offset + i,
@@ -172,6 +191,9 @@ impl InputBuilder {
                     });
                 }
             }
+            Record::SwapFault {
+                entry: Some(entry), ..
+            } if !entry.plausible() => self.bad_records += 1,
             Record::SwapFault {
                 ts,
                 mm,
@@ -263,6 +285,7 @@ impl InputBuilder {
             memory_pages,
             unknown_faults: self.unknown_faults,
             unknown_swapoffs,
+            bad_records: self.bad_records,
             swapoff_mode: SwapoffMode::LookupStats,
         })
     }

@@ -42,6 +42,8 @@ pub struct ReadaheadReplay {
     pub unknown_faults: u64,
     /// Successful swapoffs whose device could not be told (not replayed).
     pub unknown_swapoffs: u64,
+    /// Records no kernel could make, skipped ([`ReplayInput::bad_records`]).
+    pub bad_records: u64,
     /// The device model the modelled I/O times use.
     pub device: DeviceModel,
 }
@@ -71,6 +73,7 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayErr
         results: replay_all(&input, policies)?,
         unknown_faults: input.unknown_faults,
         unknown_swapoffs: input.unknown_swapoffs,
+        bad_records: input.bad_records,
         device,
     })
 }

@@ -2,7 +2,7 @@
 //! each page's last swap entry (its PTE while swapped out), and the
 //! read-only view policies get of them.
 
-use super::input::Store;
+use super::input::{Event, ReplayInput, Store};
 use crate::trace::SwapEntry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -39,25 +39,80 @@ pub(super) struct Slot {
     pub(super) cache: Cache,
 }
 
-/// Swap slots by device and offset: dense arrays, as `swap_map` is.
+/// Swap slots by device and offset. Dense, as `swap_map` is, up to a
+/// bound that grows with the entries the trace names on the device; a
+/// hash map beyond it, so that a few far offsets (a damaged or hostile
+/// trace) cost only their own slots.
 #[derive(Default)]
 pub(super) struct SlotTable {
-    pub(super) devs: Vec<Vec<Option<Slot>>>,
+    devs: Vec<DevSlots>,
+}
+
+#[derive(Default)]
+struct DevSlots {
+    /// Offsets below `dense_cap`, indexed directly (grown on touch).
+    dense: Vec<Option<Slot>>,
+    dense_cap: usize,
+    /// Offsets at or beyond `dense_cap`.
+    sparse: HashMap<u64, Slot, BuildHasherDefault<MixHasher>>,
+}
+
+/// A device's slots are dense up to at least this many offsets (2 MiB)...
+const DENSE_MIN: u64 = 1 << 16;
+/// ...or this many per swap entry the trace names on it.
+const DENSE_PER_ENTRY: u64 = 4;
+
+impl DevSlots {
+    #[inline]
+    fn dense_index(&self, offset: u64) -> Option<usize> {
+        usize::try_from(offset).ok().filter(|&o| o < self.dense_cap)
+    }
 }
 
 impl SlotTable {
-    pub(super) fn get(&self, e: &SwapEntry) -> Option<&Slot> {
-        self.devs
-            .get(e.dev as usize)?
-            .get(e.offset as usize)?
-            .as_ref()
+    /// A table for `input`: each device dense up to its largest offset, if
+    /// that is at most `DENSE_PER_ENTRY` times the entries it names (or
+    /// `DENSE_MIN`), else up to that bound.
+    pub(super) fn for_input(input: &ReplayInput) -> SlotTable {
+        let mut named = vec![0u64; input.dev_max.len()];
+        for ev in &input.events {
+            if let Event::Out { entry, .. } | Event::Fault { entry, .. } = ev {
+                if let Some(n) = named.get_mut(entry.dev as usize) {
+                    *n += 1;
+                }
+            }
+        }
+        let devs = named
+            .iter()
+            .zip(&input.dev_max)
+            .map(|(&n, &max)| {
+                let bound = n.saturating_mul(DENSE_PER_ENTRY).max(DENSE_MIN);
+                let cap = max.saturating_add(1).min(bound);
+                DevSlots {
+                    dense_cap: usize::try_from(cap).unwrap_or(usize::MAX),
+                    ..DevSlots::default()
+                }
+            })
+            .collect();
+        SlotTable { devs }
     }
 
+    #[inline]
+    pub(super) fn get(&self, e: &SwapEntry) -> Option<&Slot> {
+        let d = self.devs.get(e.dev as usize)?;
+        match d.dense_index(e.offset) {
+            Some(o) => d.dense.get(o)?.as_ref(),
+            None => d.sparse.get(&e.offset),
+        }
+    }
+
+    #[inline]
     pub(super) fn get_mut(&mut self, e: &SwapEntry) -> Option<&mut Slot> {
-        self.devs
-            .get_mut(e.dev as usize)?
-            .get_mut(e.offset as usize)?
-            .as_mut()
+        let d = self.devs.get_mut(e.dev as usize)?;
+        match d.dense_index(e.offset) {
+            Some(o) => d.dense.get_mut(o)?.as_mut(),
+            None => d.sparse.get_mut(&e.offset),
+        }
     }
 
     #[inline]
@@ -65,7 +120,7 @@ impl SlotTable {
         if let Some(s) = self
             .devs
             .get(e.dev as usize)
-            .and_then(|d| d.get(e.offset as usize))
+            .and_then(|d| d.dense_index(e.offset).and_then(|o| d.dense.get(o)))
         {
             prefetch(s);
         }
@@ -75,27 +130,63 @@ impl SlotTable {
         self.get(e).is_some()
     }
 
-    fn cell(&mut self, e: &SwapEntry) -> &mut Option<Slot> {
-        let (d, o) = (e.dev as usize, e.offset as usize);
-        if self.devs.len() <= d {
-            self.devs.resize_with(d + 1, Vec::new);
-        }
-        let dev = &mut self.devs[d];
-        if dev.len() <= o {
-            dev.resize(o + 1, None);
-        }
-        &mut dev[o]
-    }
-
     pub(super) fn insert(&mut self, e: SwapEntry, s: Slot) {
-        *self.cell(&e) = Some(s);
+        let dev = e.dev as usize;
+        if self.devs.len() <= dev {
+            self.devs.resize_with(dev + 1, DevSlots::default);
+        }
+        let d = &mut self.devs[dev];
+        let Some(o) = d.dense_index(e.offset) else {
+            d.sparse.insert(e.offset, s);
+            return;
+        };
+        if d.dense.len() <= o {
+            // Grow by doubling, but never past the bound.
+            let want = (o + 1).max(d.dense.len() * 2).min(d.dense_cap);
+            d.dense.reserve_exact(want - d.dense.len());
+            d.dense.resize(o + 1, None);
+        }
+        d.dense[o] = Some(s);
     }
 
     pub(super) fn remove(&mut self, e: &SwapEntry) -> Option<Slot> {
+        let d = self.devs.get_mut(e.dev as usize)?;
+        match d.dense_index(e.offset) {
+            Some(o) => d.dense.get_mut(o)?.take(),
+            None => d.sparse.remove(&e.offset),
+        }
+    }
+
+    /// Empties device `dev` (swapoff done): the resident slots it had.
+    pub(super) fn clear_dev(&mut self, dev: u8) -> usize {
+        let Some(d) = self.devs.get_mut(dev as usize) else {
+            return 0;
+        };
+        let resident = d
+            .dense
+            .iter()
+            .flatten()
+            .chain(d.sparse.values())
+            .filter(|s| s.cache.resident())
+            .count();
+        d.dense.clear();
+        d.sparse.clear();
+        resident
+    }
+
+    /// Offsets of device `dev` indexed directly so far.
+    #[cfg(test)]
+    pub(super) fn dense_len(&self, dev: u8) -> usize {
+        self.devs.get(dev as usize).map_or(0, |d| d.dense.len())
+    }
+
+    /// Slots the table holds memory for, dense or hashed.
+    #[cfg(test)]
+    pub(super) fn allocated(&self) -> usize {
         self.devs
-            .get_mut(e.dev as usize)?
-            .get_mut(e.offset as usize)?
-            .take()
+            .iter()
+            .map(|d| d.dense.capacity() + d.sparse.capacity())
+            .sum()
     }
 }
 
@@ -143,15 +234,17 @@ impl Hasher for MixHasher {
     }
 }
 
+/// An entry as a u64, 0 for none. Replay input holds only
+/// [`SwapEntry::plausible`] entries (type < 32, offset < 2^58): they fit.
 pub(super) fn pack(e: SwapEntry) -> u64 {
-    ((e.dev as u64) << 56 | e.offset) + 1
+    ((e.dev as u64) << SwapEntry::OFFSET_BITS | e.offset) + 1
 }
 
 pub(super) fn unpack(v: u64) -> Option<SwapEntry> {
     let v = v.checked_sub(1)?;
     Some(SwapEntry {
-        dev: (v >> 56) as u8,
-        offset: v & ((1 << 56) - 1),
+        dev: (v >> SwapEntry::OFFSET_BITS) as u8,
+        offset: v & ((1 << SwapEntry::OFFSET_BITS) - 1),
     })
 }
 

@@ -6,10 +6,8 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::ZswapError;
-use crate::trace::{Loaded, OutKind, Record, SwapEntry};
+use crate::trace::{Loaded, OutKind, Record, SwapEntry, MAX_FOLIO_PAGES};
 
-/// Largest swap-out folio taken from a record, in pages.
-const MAX_FOLIO_PAGES: u32 = 1 << 13;
 /// Where the recording kernel found a swapped-in page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -105,6 +103,10 @@ pub struct ZswapInput {
     pub distinct_out_pages: u64,
     /// Whether any `Reclaim { begin: true }` was recorded.
     pub has_reclaim: bool,
+    /// Swap-outs of more than [`MAX_FOLIO_PAGES`] pages, and swap-outs and
+    /// faults with an entry not [`SwapEntry::plausible`]: no kernel makes
+    /// them, so they are skipped (a fault's live counts still have it).
+    pub bad_records: u64,
     pub live: ZswapLive,
 }
 
@@ -125,7 +127,15 @@ impl ZswapInput {
                     ts, entry, nr, how, ..
                 } => {
                     // nr 0 as 1; at most a PMD folio of 64 KiB pages.
-                    let nr = (*nr).clamp(1, MAX_FOLIO_PAGES) as u64;
+                    let nr = (*nr).max(1) as u64;
+                    let last = entry.offset.checked_add(nr - 1).map(|offset| SwapEntry {
+                        dev: entry.dev,
+                        offset,
+                    });
+                    if nr > MAX_FOLIO_PAGES as u64 || !last.is_some_and(|l| l.plausible()) {
+                        input.bad_records += 1;
+                        continue;
+                    }
                     live.swap_outs += nr;
                     *match how {
                         OutKind::Zswap => &mut live.zswap_stores,
@@ -136,7 +146,7 @@ impl ZswapInput {
                     for i in 0..nr {
                         let e = SwapEntry {
                             dev: entry.dev,
-                            offset: entry.offset.wrapping_add(i),
+                            offset: entry.offset + i,
                         };
                         distinct.insert(e);
                         input.events.push(ZswapEvent::Out {
@@ -169,6 +179,10 @@ impl ZswapInput {
                         live.faults_without_entry += 1;
                         continue;
                     };
+                    if !entry.plausible() {
+                        input.bad_records += 1;
+                        continue;
+                    }
                     // The window: recorded by the exact probes, else the
                     // pages this fault read, rounded up to a power of two.
                     let reads = pages_read + zero_reads + zswap_loads;

@@ -410,6 +410,8 @@ pub struct ZswapReplay {
     /// The recording kernel's own counts.
     pub live: ZswapLive,
     pub metrics: Vec<ZswapMetrics>,
+    /// Swap-outs no kernel could make, skipped ([`ZswapInput::bad_records`]).
+    pub bad_records: u64,
 }
 
 /// `replay --family zswap`: the recording kernel's zswap settings and pool
@@ -427,6 +429,7 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ZswapReplay, ZswapError> {
     Ok(ZswapReplay {
         live: input.live,
         metrics,
+        bad_records: input.bad_records,
     })
 }
 

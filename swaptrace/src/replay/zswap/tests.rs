@@ -503,3 +503,34 @@ fn run_takes_the_trace_settings_then_the_params() {
         Err(ZswapError::BadParam(..))
     ));
 }
+
+#[test]
+fn impossible_swap_outs_and_entries_are_skipped_not_expanded() {
+    // The helpers' addresses are offset * 4096: set the entries afterwards.
+    let at = |mut r: Record, offset: u64, pages: u32| {
+        match &mut r {
+            Record::SwapOut { entry, nr, .. } => {
+                (entry.offset, *nr) = (offset, pages);
+            }
+            Record::SwapFault { entry, .. } => *entry = Some(e(offset)),
+            _ => {}
+        }
+        r
+    };
+    let recs = [
+        at(out(1, 1, OutKind::Zswap), u64::MAX - 5, u32::MAX),
+        at(
+            out(2, 2, OutKind::Zswap),
+            (1 << SwapEntry::OFFSET_BITS) - 1,
+            2,
+        ),
+        out(3, 7, OutKind::Zswap),
+        at(fault(4, 4), u64::MAX, 0),
+        fault(5, 7),
+    ];
+    let input = ZswapInput::from_records(&recs, 4096).expect("input");
+    assert_eq!(input.bad_records, 3);
+    assert_eq!(input.events.len(), 2);
+    assert_eq!(input.live.swap_outs, 1);
+    assert_eq!(input.distinct_out_pages, 1);
+}

@@ -43,6 +43,16 @@ fn put(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
+/// A varint of up to 65 bits: as [`put`] below 2^64 (so the bytes are
+/// the same), and 2^64 itself in ten bytes (the last one 2).
+fn put_wide(buf: &mut Vec<u8>, mut v: u128) {
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
@@ -265,8 +275,8 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             put_delta(&mut b, &mut st.ts, *ts);
             put(&mut b, *tid as u64);
             put(&mut b, ((*mm as u64) << 1) | *exiting as u64);
-            // 0: unknown, else zigzag + 1.
-            put(&mut b, swap_ents.map_or(0, |v| zigzag(v).wrapping_add(1)));
+            // 0: unknown, else zigzag + 1 (2^64 for i64::MIN: a wide varint).
+            put_wide(&mut b, swap_ents.map_or(0, |v| zigzag(v) as u128 + 1));
             K_ZAP
         }
         Record::KhugepagedScan {
@@ -334,6 +344,22 @@ impl Cur<'_> {
             let byte = self.u8()?;
             v |= ((byte & 0x7f) as u64) << shift;
             if byte & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(format!("varint too long at byte {}", self.pos))
+    }
+
+    /// A varint of [`put_wide`]: at most 2^64.
+    fn var_wide(&mut self) -> Result<u128, String> {
+        let mut v = 0u128;
+        for shift in (0..70).step_by(7) {
+            let byte = self.u8()?;
+            v |= ((byte & 0x7f) as u128) << shift;
+            if byte & 0x80 == 0 {
+                if v > 1 << 64 {
+                    return Err(format!("value {v} too large at byte {}", self.pos));
+                }
                 return Ok(v);
             }
         }
@@ -601,7 +627,7 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 tid,
                 mm: (bits >> 1) as u32,
                 exiting: bits & 1 != 0,
-                swap_ents: c.var()?.checked_sub(1).map(unzigzag),
+                swap_ents: c.var_wide()?.checked_sub(1).map(|z| unzigzag(z as u64)),
             }
         }
         K_KHUGEPAGED_SCAN => Record::KhugepagedScan {

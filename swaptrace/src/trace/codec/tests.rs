@@ -182,3 +182,46 @@ fn cut_records_are_errors_not_panics() {
         }
     }
 }
+
+fn zap(swap_ents: Option<i64>) -> Record {
+    Record::Zap {
+        ts: 1,
+        tid: 2,
+        mm: 3,
+        swap_ents,
+        exiting: false,
+    }
+}
+
+fn encoded(r: &Record) -> Vec<u8> {
+    let mut buf = Vec::new();
+    encode_record(&mut buf, &mut DeltaState::default(), r);
+    buf
+}
+
+#[test]
+fn zap_swap_ents_round_trip_at_the_extremes() {
+    for v in [
+        None,
+        Some(0),
+        Some(-1),
+        Some(i64::MAX),
+        Some(i64::MIN + 1),
+        Some(i64::MIN),
+    ] {
+        let (back, skipped) = decode_records(&encoded(&zap(v))).unwrap();
+        assert_eq!((back, skipped), (vec![zap(v)], 0), "{v:?}");
+    }
+    // Below i64::MIN's code the bytes are the plain varint's, as v1 wrote them.
+    let mut plain = Vec::new();
+    put(&mut plain, zigzag(i64::MAX) + 1);
+    let mut wide = Vec::new();
+    put_wide(&mut wide, zigzag(i64::MAX) as u128 + 1);
+    assert_eq!(plain, wide);
+    // A code past 2^64 is an error, not a wrapped value.
+    let mut buf = encoded(&zap(Some(i64::MIN)));
+    let last = buf.len() - 1;
+    assert_eq!(buf[last], 2);
+    buf[last] = 3;
+    assert!(decode_records(&buf).is_err());
+}
