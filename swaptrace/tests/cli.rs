@@ -746,3 +746,28 @@ fn page_sizes_no_kernel_has_are_refused() {
         }
     }
 }
+
+/// `plot` of the golden swapoff trace writes every chart, each a real
+/// picture (not an empty canvas).
+#[cfg(feature = "plot")]
+#[test]
+fn plot_writes_every_chart_of_a_swapoff_trace() {
+    let t = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/swapoff.swt");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("charts");
+    let (code, so, err) = run(&[
+        "plot",
+        t,
+        "-o",
+        out.to_str().unwrap(),
+        "--policy",
+        "cluster,cluster-swapoff-fix,cluster-no-swapoff-fix",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for f in ["windows.png", "swapins.png", "heatmap.png", "policies.png"] {
+        let p = out.join(f);
+        let n = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+        assert!(n > 20_000, "{f}: {n} bytes");
+        assert!(so.contains(f), "{so}");
+    }
+}

@@ -26,6 +26,10 @@ pub fn run(a: Args) -> Result<()> {
     use anyhow::bail;
     use swaptrace::report::{self, During, HistMetric};
     let t = super::load(&a.trace)?;
+    let file = a.trace.file_name().map_or_else(
+        || a.trace.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    );
     let req = a.replay.request();
     let files = match a.replay.family.as_str() {
         "readahead" => {
@@ -36,15 +40,30 @@ pub fn run(a: Args) -> Result<()> {
                     Vec::new()
                 }
             };
-            let live = report::histogram(&t, HistMetric::RaWindow, During::All)
-                .ok()
-                .and_then(|h| h.count)
-                .map(|c| c.counts);
-            report::plot_all(&t, live.as_ref(), &results, &a.output)?
+            // The live window: the probed swapin_nr_pages() return, else
+            // (tracepoint traces) the pages read per major fault.
+            let hist = |m| {
+                report::histogram(&t, m, During::All)
+                    .ok()
+                    .and_then(|h| h.count)
+                    .map(|c| c.counts)
+            };
+            let live = hist(HistMetric::RaWindow)
+                .map(|c| ("live (probed window)", c))
+                .or_else(|| {
+                    hist(HistMetric::PagesRead).map(|c| ("live (pages read per major fault)", c))
+                });
+            report::plot_all(
+                &t,
+                &file,
+                live.as_ref().map(|(n, c)| (*n, c)),
+                &results,
+                &a.output,
+            )?
         }
         "zswap" => {
             let r = swaptrace::replay::zswap::run(&t, &req)?;
-            report::zswap_png(&a.output, &t, &r.metrics)?
+            report::zswap_png(&a.output, &file, &t, &r.metrics)?
         }
         "khugepaged" => bail!(
             "--family khugepaged has no charts yet; `replay --family khugepaged` shows it"

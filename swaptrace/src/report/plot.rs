@@ -7,6 +7,9 @@ use plotters::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+mod text;
+use text::Glyphs;
+
 #[derive(Debug, thiserror::Error)]
 pub enum PlotError {
     #[error("{path}: {why}")]
@@ -31,18 +34,61 @@ fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
 }
 
-/// Runs a drawing closure on a PNG, mapping plotters' errors to ours.
+/// The line under every chart's title: the trace, its kernel, the memory
+/// limit replay uses and the readahead knobs it was recorded with.
+pub fn caption(t: &Loaded, file: &str) -> String {
+    let h = &t.header;
+    let limit = match h.memory_limit_bytes {
+        Some(b) => format!("memory limit {} MiB", b >> 20),
+        None => format!("no memory limit (host {} MiB)", h.mem_total_kib >> 10),
+    };
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "?".into());
+    format!(
+        "{file} · kernel {} · {limit} · page-cluster {} · vma_ra_enabled {}",
+        h.kernel_release,
+        opt(h.readahead.page_cluster.map(|v| v.to_string())),
+        opt(h.readahead.vma_ra_enabled.map(|v| v.to_string())),
+    )
+}
+
+type Area<'b> = DrawingArea<Glyphs<BitMapBackend<'b>>, plotters::coord::Shift>;
+
+/// Runs a drawing closure on a PNG under a title and a caption line,
+/// mapping plotters' errors to ours.
 fn png(
     path: &Path,
-    draw: impl FnOnce(&DrawingArea<BitMapBackend, plotters::coord::Shift>) -> Result<(), String>,
+    title: &str,
+    caption: &str,
+    draw: impl FnOnce(&Area) -> Result<(), String>,
 ) -> Result<PathBuf, PlotError> {
     let err = |why: String| PlotError::Draw {
         path: path.display().to_string(),
         why,
     };
-    let root = BitMapBackend::new(path, SIZE).into_drawing_area();
+    let root = Glyphs(BitMapBackend::new(path, SIZE)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    draw(&root).map_err(err)?;
+    let (top, body) = root.split_vertically(62);
+    let mid = SIZE.0 as i32 / 2;
+    let at = plotters::style::text_anchor::Pos::new(
+        plotters::style::text_anchor::HPos::Center,
+        plotters::style::text_anchor::VPos::Top,
+    );
+    top.draw_text(
+        title,
+        &("sans-serif", 22).into_font().color(&BLACK).pos(at),
+        (mid, 6),
+    )
+    .map_err(|e| err(e.to_string()))?;
+    top.draw_text(
+        caption,
+        &("sans-serif", 14)
+            .into_font()
+            .color(&RGBColor(90, 90, 90))
+            .pos(at),
+        (mid, 36),
+    )
+    .map_err(|e| err(e.to_string()))?;
+    draw(&body).map_err(err)?;
     root.present().map_err(|e| err(e.to_string()))?;
     Ok(path.to_path_buf())
 }
@@ -52,9 +98,9 @@ fn s<E: std::fmt::Display>(e: E) -> String {
 }
 
 type Chart<'a, 'b> =
-    ChartContext<'a, BitMapBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+    ChartContext<'a, Glyphs<BitMapBackend<'b>>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-/// The series legend, boxed on a translucent white ground.
+/// The series legend, boxed on a white ground.
 fn legend<'a, 'b>(chart: &mut Chart<'a, 'b>, pos: SeriesLabelPosition) -> Result<(), String>
 where
     'b: 'a,
@@ -62,31 +108,71 @@ where
     chart
         .configure_series_labels()
         .position(pos)
-        .background_style(WHITE.mix(0.85))
+        .label_font(("sans-serif", 15))
+        .margin(10)
+        .background_style(WHITE.mix(0.92))
         .border_style(BLACK)
         .draw()
         .map_err(s)
 }
 
-/// Grouped bars: one group per category, one bar per series.
+/// Where the legend goes: the plot corner (a quarter of the width by a
+/// third of the height) holding the fewest points. When every corner holds
+/// some, the y range is stretched so the top third is empty and the legend
+/// goes there. Returns the corner and the y maximum to use.
+pub(crate) fn legend_place(pts: &[(f64, f64)], xmax: f64, ymax: f64) -> (SeriesLabelPosition, f64) {
+    use SeriesLabelPosition::*;
+    let (x_lo, x_hi) = (xmax * 0.35, xmax * 0.65);
+    let (y_lo, y_hi) = (ymax * 0.33, ymax * 0.67);
+    let mut best: Option<(SeriesLabelPosition, usize)> = None;
+    for (pos, right, upper) in [
+        (UpperRight, true, true),
+        (UpperLeft, false, true),
+        (LowerRight, true, false),
+        (LowerLeft, false, false),
+    ] {
+        let n = pts
+            .iter()
+            .filter(|p| {
+                let in_x = if right { p.0 >= x_hi } else { p.0 <= x_lo };
+                let in_y = if upper { p.1 >= y_hi } else { p.1 <= y_lo };
+                in_x && in_y
+            })
+            .count();
+        if best.as_ref().is_none_or(|b| n < b.1) {
+            best = Some((pos, n));
+        }
+    }
+    match best {
+        Some((pos, 0)) => (pos, ymax),
+        _ => (UpperRight, ymax * 1.5),
+    }
+}
+
+/// Grouped bars: one group per category, one bar per series. The y range
+/// leaves the top free for the legend.
+#[allow(clippy::too_many_arguments)]
 fn grouped_bars(
     path: &Path,
     title: &str,
+    caption: &str,
+    x_desc: &str,
     y_desc: &str,
     categories: &[String],
     series: &[(String, Vec<f64>)],
 ) -> Result<PathBuf, PlotError> {
-    png(path, |root| {
-        let ymax = series
+    png(path, title, caption, |root| {
+        let top = series
             .iter()
             .flat_map(|(_, v)| v.iter().copied())
-            .fold(1.0f64, f64::max)
-            * 1.1;
+            .fold(1.0f64, f64::max);
+        // The legend box: one 20 px row per series on a ~400 px plot.
+        let frac = ((series.len() as f64 * 20.0 + 30.0) / 400.0).min(0.6);
+        let ymax = top * 1.05 / (1.0 - frac);
         let n = categories.len().max(1);
         let mut chart = ChartBuilder::on(root)
-            .caption(title, ("sans-serif", 22))
             .margin(12)
-            .x_label_area_size(40)
+            .x_label_area_size(50)
             .y_label_area_size(80)
             .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..ymax)
             .map_err(s)?;
@@ -104,6 +190,9 @@ fn grouped_bars(
                 }
             })
             .y_label_formatter(&|v| format!("{v:.0}"))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 15))
+            .x_desc(x_desc)
             .y_desc(y_desc)
             .draw()
             .map_err(s)?;
@@ -124,26 +213,36 @@ fn grouped_bars(
     })
 }
 
-/// Readahead window histogram: live (when the trace has windows) and per policy.
+/// Readahead window histogram: live (when the trace has windows, labelled
+/// by where they come from) and per policy. Policy `none` reads one page per miss, so its single bar would
+/// dwarf every other: it is left out (and the chart says so) unless it is
+/// the only policy.
 pub fn windows_png(
     path: &Path,
-    live: Option<&BTreeMap<u64, u64>>,
+    caption: &str,
+    live: Option<(&str, &BTreeMap<u64, u64>)>,
     results: &[Metrics],
 ) -> Result<PathBuf, PlotError> {
     let mut cols: Vec<(String, BTreeMap<u64, u64>)> = Vec::new();
-    if let Some(l) = live {
-        cols.push(("live".into(), l.clone()));
+    if let Some((name, l)) = live {
+        cols.push((name.to_string(), l.clone()));
     }
+    let drop_none = results.len() > 1 || live.is_some();
+    let mut title = "readahead window per swap-cache miss".to_string();
     for m in results {
+        if drop_none && m.policy == "none" {
+            title.push_str(" (policy none left out: every miss reads 1 page)");
+            continue;
+        }
         cols.push((
-            m.policy.clone(),
+            format!("{} (replayed)", m.policy),
             m.windows.iter().map(|(&w, &n)| (w as u64, n)).collect(),
         ));
     }
     let mut values: Vec<u64> = cols.iter().flat_map(|(_, c)| c.keys().copied()).collect();
     values.sort_unstable();
     values.dedup();
-    let categories: Vec<String> = values.iter().map(|v| format!("$retval = {v}")).collect();
+    let categories: Vec<String> = values.iter().map(|v| v.to_string()).collect();
     let series: Vec<(String, Vec<f64>)> = cols
         .iter()
         .map(|(n, c)| {
@@ -158,7 +257,9 @@ pub fn windows_png(
         .collect();
     grouped_bars(
         path,
-        "readahead window per swap-cache miss",
+        &title,
+        caption,
+        "readahead window (pages), swapin_nr_pages() return value",
         "misses",
         &categories,
         &series,
@@ -166,11 +267,11 @@ pub fn windows_png(
 }
 
 /// The policies side by side: pages read, major faults, readahead hits.
-pub fn policies_png(path: &Path, results: &[Metrics]) -> Result<PathBuf, PlotError> {
+pub fn policies_png(path: &Path, caption: &str, results: &[Metrics]) -> Result<PathBuf, PlotError> {
     let categories: Vec<String> = results.iter().map(|m| m.policy.clone()).collect();
     let series = vec![
         (
-            "pswpin".to_string(),
+            "pswpin (pages read)".to_string(),
             results.iter().map(|m| m.pswpin as f64).collect(),
         ),
         (
@@ -185,6 +286,8 @@ pub fn policies_png(path: &Path, results: &[Metrics]) -> Result<PathBuf, PlotErr
     grouped_bars(
         path,
         "replayed policies",
+        caption,
+        "policy",
         "pages / faults",
         &categories,
         &series,
@@ -193,17 +296,15 @@ pub fn policies_png(path: &Path, results: &[Metrics]) -> Result<PathBuf, PlotErr
 
 /// An x/y chart from 0 to (xmax, ymax) with its mesh and axis names drawn.
 fn xy_chart<'a, 'b>(
-    root: &'a DrawingArea<BitMapBackend<'b>, plotters::coord::Shift>,
-    title: &str,
+    root: &'a Area<'b>,
     x_desc: &str,
     y_desc: &str,
     xmax: f64,
     ymax: f64,
 ) -> Result<Chart<'a, 'b>, String> {
     let mut chart = ChartBuilder::on(root)
-        .caption(title, ("sans-serif", 22))
         .margin(12)
-        .x_label_area_size(40)
+        .x_label_area_size(50)
         .y_label_area_size(80)
         .build_cartesian_2d(0f64..xmax, 0f64..ymax)
         .map_err(s)?;
@@ -211,6 +312,8 @@ fn xy_chart<'a, 'b>(
         .configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 15))
         .y_label_formatter(&|v| format!("{v:.0}"))
         .draw()
         .map_err(s)?;
@@ -220,19 +323,22 @@ fn xy_chart<'a, 'b>(
 /// Named series of (x, y) points.
 type Lines = [(String, Vec<(f64, f64)>)];
 
-/// Line charts of several series over the same x axis.
+/// Line charts of several series over the same x axis, from 0 to at
+/// least `xmin_end`.
 fn lines_png(
     path: &Path,
     title: &str,
-    x_desc: &str,
-    y_desc: &str,
+    caption: &str,
+    axes: (&str, &str),
+    xmin_end: f64,
     series: &Lines,
 ) -> Result<PathBuf, PlotError> {
-    let pts = series.iter().flat_map(|(_, v)| v.iter());
-    let xmax = pts.clone().map(|p| p.0).fold(1e-3, f64::max);
-    let ymax = pts.map(|p| p.1).fold(1.0, f64::max) * 1.1;
-    png(path, |root| {
-        let mut chart = xy_chart(root, title, x_desc, y_desc, xmax, ymax)?;
+    let all: Vec<(f64, f64)> = series.iter().flat_map(|(_, v)| v.iter().copied()).collect();
+    let xmax = all.iter().map(|p| p.0).fold(xmin_end.max(1e-3), f64::max);
+    let ymax = all.iter().map(|p| p.1).fold(1.0, f64::max) * 1.1;
+    let (pos, ymax) = legend_place(&all, xmax, ymax);
+    png(path, title, caption, |root| {
+        let mut chart = xy_chart(root, axes.0, axes.1, xmax, ymax)?;
         for (i, (name, v)) in series.iter().enumerate() {
             let c = color(i);
             chart
@@ -241,26 +347,70 @@ fn lines_png(
                 .label(name.clone())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c));
         }
-        legend(&mut chart, SeriesLabelPosition::UpperRight)
+        legend(&mut chart, pos)
     })
 }
 
-/// Swap-in faults over time (major and minor) in 100 ms bins.
-pub fn swapins_png(path: &Path, t: &Loaded) -> Result<PathBuf, PlotError> {
+/// Seconds from the start of the recording to its end: the footer's end
+/// time, or the last fault or swap read when the trace was cut short.
+pub(crate) fn span_s(t: &Loaded) -> f64 {
+    let t0 = t.header.monotonic_start_ns;
+    let last = t
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::SwapFault { ts, .. } | Record::SwapRead { ts, .. } => Some(*ts),
+            _ => None,
+        })
+        .chain(t.footer.as_ref().map(|f| f.monotonic_end_ns))
+        .max()
+        .unwrap_or(t0);
+    last.saturating_sub(t0) as f64 / 1e9
+}
+
+/// The name of the pages read outside faults: swapoff's, when the trace
+/// saw a swapoff call.
+fn outside_reads_name(t: &Loaded) -> &'static str {
+    let swapoff = t.records.iter().any(|r| {
+        matches!(
+            r,
+            Record::Syscall {
+                call: crate::trace::Syscall::Swapoff,
+                ..
+            }
+        )
+    });
+    if swapoff {
+        "swapoff reads (pages)"
+    } else {
+        "reads outside faults (pages)"
+    }
+}
+
+/// Swap-in faults over time (major and minor) and the pages read outside
+/// faults (swapoff), in 100 ms bins over the whole recording.
+pub fn swapins_png(path: &Path, caption: &str, t: &Loaded) -> Result<PathBuf, PlotError> {
     let t0 = t.header.monotonic_start_ns;
     let bin = 100_000_000u64;
-    let (mut major, mut minor): (BTreeMap<u64, u64>, BTreeMap<u64, u64>) = Default::default();
+    let mut bins: [BTreeMap<u64, u64>; 3] = Default::default();
     for r in &t.records {
-        if let Record::SwapFault { ts, major: m, .. } = r {
-            let b = ts.saturating_sub(t0) / bin;
-            *if *m { &mut major } else { &mut minor }
-                .entry(b)
-                .or_default() += 1;
-        }
+        let (ts, i, n) = match *r {
+            Record::SwapFault { ts, major, .. } => (ts, usize::from(!major), 1),
+            Record::SwapRead { ts, nr, .. } => (ts, 2, u64::from(nr)),
+            _ => continue,
+        };
+        *bins[i].entry(ts.saturating_sub(t0) / bin).or_default() += n;
     }
-    let last = major.keys().chain(minor.keys()).max().copied().unwrap_or(1) + 1;
-    let series: Vec<(String, Vec<(f64, f64)>)> = [("major", &major), ("minor", &minor)]
-        .into_iter()
+    let last = (span_s(t) * 10.0).ceil() as u64 + 1;
+    let names = [
+        "major faults",
+        "minor faults (swap-cache hits)",
+        outside_reads_name(t),
+    ];
+    let series: Vec<(String, Vec<(f64, f64)>)> = names
+        .iter()
+        .zip(&bins)
+        .filter(|(n, m)| !m.is_empty() || !n.contains("reads"))
         .map(|(name, m)| {
             let pts = (0..last)
                 .map(|b| (b as f64 / 10.0, *m.get(&b).unwrap_or(&0) as f64))
@@ -270,9 +420,10 @@ pub fn swapins_png(path: &Path, t: &Loaded) -> Result<PathBuf, PlotError> {
         .collect();
     lines_png(
         path,
-        "swap-in faults per 100 ms",
-        "seconds since recording started",
-        "faults",
+        "swap-ins per 100 ms (live)",
+        caption,
+        ("seconds since recording started", "faults / pages"),
+        span_s(t),
         &series,
     )
 }
@@ -281,11 +432,13 @@ pub fn swapins_png(path: &Path, t: &Loaded) -> Result<PathBuf, PlotError> {
 /// pool, when the trace sampled it) and the swap-ins that went to disk.
 pub fn zswap_png(
     dir: &Path,
+    file: &str,
     t: &Loaded,
     results: &[crate::replay::zswap::ZswapMetrics],
 ) -> Result<Vec<PathBuf>, PlotError> {
     std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.display().to_string(), e))?;
     let t0 = t.header.monotonic_start_ns;
+    let cap = caption(t, file);
     let mut pool: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     let mut disk: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
     if let Some(f) = t.footer.as_ref().filter(|f| !f.zswap_pool.is_empty()) {
@@ -341,23 +494,28 @@ pub fn zswap_png(
         lines_png(
             &dir.join("zswap-pool.png"),
             "zswap pool size (compressed)",
-            "seconds since recording started",
-            "pages",
+            &cap,
+            ("seconds since recording started", "pages"),
+            span_s(t),
             &pool,
         )?,
         lines_png(
             &dir.join("zswap-swapins.png"),
             "swap-ins read from disk (not found in zswap)",
-            "seconds since recording started",
-            "pages per interval",
+            &cap,
+            ("seconds since recording started", "pages per interval"),
+            span_s(t),
             &disk,
         )?,
     ])
 }
 
-/// Time × swap offset of every swap-in fault (major dark, minor light).
-pub fn heatmap_png(path: &Path, t: &Loaded) -> Result<PathBuf, PlotError> {
+/// Time × swap offset of every swap-in fault: majors drawn first, minors
+/// (swap-cache hits) over them so neither hides the other; swapoff's reads,
+/// which carry no offset, as ticks along the top edge.
+pub fn heatmap_png(path: &Path, caption: &str, t: &Loaded) -> Result<PathBuf, PlotError> {
     let t0 = t.header.monotonic_start_ns;
+    let sec = |ts: u64| ts.saturating_sub(t0) as f64 / 1e9;
     let pts: Vec<(f64, f64, bool)> = t
         .records
         .iter()
@@ -367,55 +525,112 @@ pub fn heatmap_png(path: &Path, t: &Loaded) -> Result<PathBuf, PlotError> {
                 entry: Some(e),
                 major,
                 ..
-            } => Some((ts.saturating_sub(t0) as f64 / 1e9, e.offset as f64, *major)),
+            } => Some((sec(*ts), e.offset as f64, *major)),
+            _ => None,
+        })
+        .collect();
+    let reads: Vec<f64> = t
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::SwapRead { ts, .. } => Some(sec(*ts)),
             _ => None,
         })
         .collect();
     // At most 200k points: every k-th.
     let step = (pts.len() / 200_000).max(1);
-    let xmax = pts.iter().map(|p| p.0).fold(1e-3, f64::max) * 1.02;
-    let ymax = pts.iter().map(|p| p.1).fold(1.0, f64::max) * 1.02;
-    png(path, |root| {
-        let mut chart = xy_chart(
-            root,
-            "swap-in faults: time × swap offset",
-            "seconds since recording started",
-            "swap offset",
-            xmax,
-            ymax,
-        )?;
-        for (i, want) in [(1usize, false), (0usize, true)] {
-            let c = color(i);
-            chart
-                .draw_series(
-                    pts.iter()
-                        .step_by(step)
-                        .filter(|p| p.2 == want)
-                        .map(|&(x, y, _)| Circle::new((x, y), 1, c.filled())),
-                )
-                .map_err(s)?
-                .label(if want { "major" } else { "minor" })
-                .legend(move |(x, y)| Circle::new((x + 6, y), 4, c.filled()));
-        }
-        legend(&mut chart, SeriesLabelPosition::MiddleRight)
-    })
+    let xmax = pts
+        .iter()
+        .map(|p| p.0)
+        .chain(reads.iter().copied())
+        .fold(span_s(t).max(1e-3), f64::max)
+        * 1.02;
+    let ymax = pts.iter().map(|p| p.1).fold(1.0, f64::max) * 1.05;
+    // The legend avoids the faults and the ticks along the top edge.
+    let xy: Vec<(f64, f64)> = pts
+        .iter()
+        .map(|p| (p.0, p.1))
+        .chain(reads.iter().map(|&x| (x, ymax)))
+        .collect();
+    let (pos, ymax) = legend_place(&xy, xmax, ymax);
+    let n_major = pts.iter().filter(|p| p.2).count();
+    let n_minor = pts.len() - n_major;
+    png(
+        path,
+        "swap-in faults: time × swap offset (live)",
+        caption,
+        |root| {
+            let mut chart = xy_chart(
+                root,
+                "seconds since recording started",
+                "swap offset",
+                xmax,
+                ymax,
+            )?;
+            for (i, want, r, label) in [
+                (0usize, true, 2u32, format!("major ({n_major})")),
+                (
+                    1usize,
+                    false,
+                    1u32,
+                    format!("minor, swap-cache hit ({n_minor})"),
+                ),
+            ] {
+                let c = color(i);
+                chart
+                    .draw_series(
+                        pts.iter()
+                            .step_by(step)
+                            .filter(|p| p.2 == want)
+                            .map(|&(x, y, _)| Circle::new((x, y), r, c.mix(0.6).filled())),
+                    )
+                    .map_err(s)?
+                    .label(label)
+                    .legend(move |(x, y)| Circle::new((x + 6, y), 4, c.filled()));
+            }
+            if !reads.is_empty() {
+                let c = color(3);
+                let tick = ymax * 0.03;
+                let rstep = (reads.len() / 20_000).max(1);
+                chart
+                    .draw_series(
+                        reads.iter().step_by(rstep).map(|&x| {
+                            PathElement::new(vec![(x, ymax), (x, ymax - tick)], c.mix(0.5))
+                        }),
+                    )
+                    .map_err(s)?
+                    .label(format!(
+                        "{} ({}), time only",
+                        outside_reads_name(t).trim_end_matches(" (pages)"),
+                        reads.len()
+                    ))
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x + 6, y - 5), (x + 6, y + 5)], c)
+                    });
+            }
+            legend(&mut chart, pos)
+        },
+    )
 }
 
-/// All charts into `dir`; returns the files written.
+/// All charts into `dir`; returns the files written. `file` names the trace
+/// in every chart's caption.
 pub fn plot_all(
     t: &Loaded,
-    live_windows: Option<&BTreeMap<u64, u64>>,
+    file: &str,
+    live_windows: Option<(&str, &BTreeMap<u64, u64>)>,
     results: &[Metrics],
     dir: &Path,
 ) -> Result<Vec<PathBuf>, PlotError> {
     std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.display().to_string(), e))?;
+    let cap = caption(t, file);
     let mut out = vec![
-        windows_png(&dir.join("windows.png"), live_windows, results)?,
-        swapins_png(&dir.join("swapins.png"), t)?,
-        heatmap_png(&dir.join("heatmap.png"), t)?,
+        windows_png(&dir.join("windows.png"), &cap, live_windows, results)?,
+        swapins_png(&dir.join("swapins.png"), &cap, t)?,
+        heatmap_png(&dir.join("heatmap.png"), &cap, t)?,
     ];
     if !results.is_empty() {
-        out.push(policies_png(&dir.join("policies.png"), results)?);
+        out.push(policies_png(&dir.join("policies.png"), &cap, results)?);
     }
     Ok(out)
 }
@@ -430,6 +645,7 @@ pub fn compare_png(
 ) -> Result<Vec<PathBuf>, PlotError> {
     std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.display().to_string(), e))?;
     let (la, lb) = &c.labels;
+    let cap = format!("A: {} · B: {}", caption(a, la), caption(b, lb));
     let counters: Vec<&super::compare::Row> = c
         .rows
         .iter()
@@ -438,6 +654,8 @@ pub fn compare_png(
     let mut out = vec![grouped_bars(
         &dir.join("compare-counters.png"),
         "counters",
+        &cap,
+        "counter",
         "count",
         &counters
             .iter()
@@ -460,15 +678,14 @@ pub fn compare_png(
         out.push(grouped_bars(
             &dir.join("compare-windows.png"),
             "readahead window per swap-cache miss",
+            &cap,
+            "readahead window (pages)",
             "misses",
-            &keys
-                .iter()
-                .map(|k| format!("$retval = {k}"))
-                .collect::<Vec<_>>(),
+            &keys.iter().map(|k| k.to_string()).collect::<Vec<_>>(),
             &[(la.clone(), col(wa)), (lb.clone(), col(wb))],
         )?);
     }
-    let per_second = |t: &Loaded| {
+    let per_bin = |t: &Loaded| {
         let t0 = t.header.monotonic_start_ns;
         let mut bins: BTreeMap<u64, u64> = BTreeMap::new();
         for r in &t.records {
@@ -476,7 +693,7 @@ pub fn compare_png(
                 *bins.entry(ts.saturating_sub(t0) / 100_000_000).or_default() += 1;
             }
         }
-        let last = bins.keys().max().copied().unwrap_or(0);
+        let last = (span_s(t) * 10.0).ceil() as u64;
         (0..=last)
             .map(|b| (b as f64 / 10.0, *bins.get(&b).unwrap_or(&0) as f64))
             .collect::<Vec<_>>()
@@ -484,9 +701,84 @@ pub fn compare_png(
     out.push(lines_png(
         &dir.join("compare-swapins.png"),
         "swap-in faults per 100 ms",
-        "seconds since recording started",
-        "faults",
-        &[(la.clone(), per_second(a)), (lb.clone(), per_second(b))],
+        &cap,
+        ("seconds since recording started", "faults"),
+        span_s(a).max(span_s(b)),
+        &[(la.clone(), per_bin(a)), (lb.clone(), per_bin(b))],
     )?);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn golden(name: &str) -> Loaded {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden")
+            .join(name);
+        crate::trace::read_trace(&p).expect("golden trace")
+    }
+
+    /// swapins.png and heatmap.png run to the end of the recording, past the
+    /// last fault: far enough to hold the last page swapoff read.
+    #[test]
+    fn x_range_holds_the_last_swapoff_read() {
+        let t = golden("swapoff.swt");
+        let t0 = t.header.monotonic_start_ns;
+        let sec = |ts: u64| (ts - t0) as f64 / 1e9;
+        let last_read = t
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                Record::SwapRead { ts, .. } => Some(sec(*ts)),
+                _ => None,
+            })
+            .fold(0.0, f64::max);
+        let last_fault = t
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                Record::SwapFault { ts, .. } => Some(sec(*ts)),
+                _ => None,
+            })
+            .fold(0.0, f64::max);
+        assert!(
+            last_read > last_fault,
+            "the golden trace reads after its faults"
+        );
+        assert!(span_s(&t) >= last_read, "{} < {last_read}", span_s(&t));
+        assert_eq!(outside_reads_name(&t), "swapoff reads (pages)");
+    }
+
+    /// The legend goes to an empty corner; with none empty the y range
+    /// grows to make room at the top.
+    #[test]
+    fn legend_avoids_the_data() {
+        // Points only in the upper right: the legend goes elsewhere.
+        let pts = [(9.0, 9.0), (8.0, 9.5)];
+        let (pos, y) = legend_place(&pts, 10.0, 10.0);
+        assert!(!matches!(pos, SeriesLabelPosition::UpperRight));
+        assert_eq!(y, 10.0);
+        // A point in every corner: the top is stretched.
+        let pts = [(0.0, 0.0), (0.0, 10.0), (10.0, 0.0), (10.0, 10.0)];
+        let (_, y) = legend_place(&pts, 10.0, 10.0);
+        assert!(y > 10.0);
+    }
+
+    /// Every chart names its trace, kernel, limit and readahead knobs.
+    #[test]
+    fn caption_names_the_trace_and_its_knobs() {
+        let t = golden("swapoff.swt");
+        let c = caption(&t, "swapoff.swt");
+        for want in [
+            "swapoff.swt",
+            "kernel 6.",
+            "memory limit",
+            "page-cluster 3",
+            "vma_ra_enabled true",
+        ] {
+            assert!(c.contains(want), "{want} missing from {c}");
+        }
+    }
 }
