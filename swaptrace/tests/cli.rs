@@ -771,3 +771,57 @@ fn plot_writes_every_chart_of_a_swapoff_trace() {
         assert!(so.contains(f), "{so}");
     }
 }
+
+/// `compare A B` names the knobs that differ, gives runtime its unit,
+/// splits fault latency into major faults and swap-cache hits, and prints
+/// the live window table (pages read per major fault) for both sides.
+#[test]
+fn compare_shows_knobs_units_split_latency_and_windows() {
+    let s = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
+    let o = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/swapoff.swt");
+    let (code, out, err) = run(&["compare", o, s]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("* memory limit"), "{out}");
+    assert!(out.contains("  page-cluster"), "{out}");
+    assert!(out.contains("* swap devices"), "{out}");
+    assert!(out.contains("runtime (s)"), "{out}");
+    assert!(out.contains("fault latency, major faults"), "{out}");
+    assert!(out.contains("fault latency, swap-cache hits"), "{out}");
+    assert!(out.contains("pages read per major fault"), "{out}");
+    assert!(out.contains("$retval = 8"), "{out}");
+}
+
+/// `compare A1 A2 -- B1 B2`: mean ± stddev per side and the change with
+/// its spread, in the table and the JSON; options after `--` are refused.
+#[test]
+fn compare_repeated_runs_prints_mean_and_spread() {
+    let s = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
+    let o = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/swapoff.swt");
+    let (code, out, err) = run(&["compare", "--json", o, s, "--", s, s]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["runs"], serde_json::json!([2, 2]));
+    let row = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "pswpin")
+        .cloned()
+        .unwrap();
+    // A: 6436 and 35175 pages; B: 35175 twice.
+    assert_eq!(row["a"], 20805.5);
+    assert_eq!(row["b"], 35175.0);
+    assert!(row["a_stddev"].as_f64().unwrap() > 20_000.0, "{row}");
+    assert_eq!(row["b_stddev"], 0.0);
+    assert!(row["change_spread_pct"].as_f64().unwrap() > 0.0, "{row}");
+    let (code, out, err) = run(&["compare", o, s, "--", s, s]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("runs: A 2, B 2"), "{out}");
+    assert!(out.contains(" ± "), "{out}");
+    let (code, _, err) = run(&["compare", o, "--", s, "--json"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("put options before"), "{err}");
+    let (code, _, err) = run(&["compare", o]);
+    assert_eq!(code, 1);
+    assert!(err.contains("A1 A2"), "{err}");
+}

@@ -1,4 +1,5 @@
-//! `swaptrace compare`: two traces side by side for a patch description.
+//! `swaptrace compare`: two traces (or two groups of repeated runs) side by
+//! side for a patch description.
 
 use anyhow::{bail, Result};
 use std::path::PathBuf;
@@ -6,10 +7,15 @@ use swaptrace::report;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// The baseline trace.
-    a: PathBuf,
-    /// The changed trace.
-    b: PathBuf,
+    /// The baseline trace and the changed one (`compare A B`), or the
+    /// baseline's repeated runs (`compare A1 A2 A3 -- B1 B2 B3`).
+    #[arg(required = true, value_name = "A")]
+    a: Vec<PathBuf>,
+    /// The changed trace's repeated runs, after `--`. With repeated runs the
+    /// table shows mean ± stddev per side and the change with its spread,
+    /// as `perf stat -r` does.
+    #[arg(last = true, value_name = "B")]
+    b: Vec<PathBuf>,
     /// Names of the two columns, e.g. A=vanilla,B=patched.
     #[arg(long, default_value = "A=A,B=B")]
     label: String,
@@ -39,12 +45,34 @@ pub fn run(a: Args) -> Result<()> {
     if let Some(m) = a.metric.iter().find(|m| !known.contains(&m.as_str())) {
         bail!("--metric {m}: unknown metric (known: {})", known.join(", "));
     }
-    let (ta, tb) = (super::load(&a.a)?, super::load(&a.b)?);
-    let c = report::compare(&ta, &tb, labels, &a.metric);
+    if let Some(f) = a.b.iter().find(|p| p.to_string_lossy().starts_with('-')) {
+        bail!(
+            "{}: after `--` only B's traces may follow; put options before `--`",
+            f.display()
+        );
+    }
+    let (pa, pb) = match (a.a.as_slice(), a.b.as_slice()) {
+        ([x, y], []) => (vec![x.clone()], vec![y.clone()]),
+        (_, []) => {
+            bail!("compare takes two traces, A B, or two groups of runs: A1 A2 … -- B1 B2 …")
+        }
+        (x, y) => (x.to_vec(), y.to_vec()),
+    };
+    let load = |ps: &[PathBuf]| {
+        ps.iter()
+            .map(|p| super::load(p))
+            .collect::<Result<Vec<_>>>()
+    };
+    let (ta, tb) = (load(&pa)?, load(&pb)?);
+    let (ra, rb): (Vec<_>, Vec<_>) = (ta.iter().collect(), tb.iter().collect());
+    let c = report::compare_runs(&ra, &rb, labels, &a.metric);
     if let Some(dir) = &a.plot {
+        // The charts show the first run of each side.
         #[cfg(feature = "plot")]
-        for f in report::compare_png(dir, &ta, &tb, &c)? {
-            println!("wrote {}", f.display());
+        if let (Some(x), Some(y)) = (ta.first(), tb.first()) {
+            for f in report::compare_png(dir, x, y, &c)? {
+                println!("wrote {}", f.display());
+            }
         }
         #[cfg(not(feature = "plot"))]
         {

@@ -17,7 +17,7 @@ mod zap;
 mod zswap;
 
 pub use check::{check_text, vmstat_check, CheckRow};
-pub use compare::{compare, compare_metric_names, Comparison, COMPARED};
+pub use compare::{compare, compare_metric_names, compare_runs, Comparison, COMPARED};
 pub use doctor::{doctor_json, doctor_text};
 pub use free::{free_json, free_replay_json, free_replay_text, free_text};
 pub use info::{info_json, info_text, summary};
