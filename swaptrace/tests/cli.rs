@@ -825,3 +825,31 @@ fn compare_repeated_runs_prints_mean_and_spread() {
     assert_eq!(code, 1);
     assert!(err.contains("A1 A2"), "{err}");
 }
+
+/// The table words are defined in `replay --help`, in the glossary it
+/// points to and in README; the oracle's MODE 8 beside SWAP_RA 0 in the
+/// swapoff table is explained under it.
+#[test]
+fn table_words_are_defined_and_the_oracle_swapoff_row_explained() {
+    let (code, help, err) = run(&["replay", "--help"]);
+    assert_eq!(code, 0, "{err}");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let glossary = std::fs::read_to_string(format!("{root}/docs/extending.md")).unwrap();
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    assert!(help.contains("Words the tables use"), "{help}");
+    for w in ["ACCURACY", "COVERAGE", "POLLUTION", "TIMELINESS", "MODE"] {
+        assert!(help.contains(&format!("  {w} ")), "{w} not in --help");
+        assert!(
+            glossary.contains(&format!("| {w} |")),
+            "{w} not in the glossary"
+        );
+        assert!(readme.contains(w), "{w} not in README");
+    }
+    let t = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden/swapoff.swt");
+    let (code, out, err) = run(&["replay", t, "--policy", "cluster,oracle"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("oracle allowed a window but read none ahead"),
+        "{out}"
+    );
+}

@@ -5,8 +5,25 @@ use std::path::PathBuf;
 use swaptrace::replay::{self, Family, ReplayRequest};
 use swaptrace::report;
 
+/// The words of the readahead tables, in short; docs/extending.md "Words
+/// the tables use" has the glossary.
+const WORDS: &str = "\
+Words of the readahead tables (glossary: docs/extending.md, \"Words the tables use\"):
+  ACCURACY     readahead pages later used / readahead pages read (SWAP_RA_HIT / SWAP_RA)
+  COVERAGE     swap-ins served by a readahead page / all swap-ins, faults and swapoff's PTEs
+  POLLUTION    readahead pages evicted without ever being used (a count of pages)
+  TIMELINESS   mean time from a readahead to the first use of its page (JSON: timeliness_us)
+  WINDOW       pages one readahead decision reads: swapin_nr_pages()'s return, argdist's $retval
+  PTES         (swapoff table) swap PTEs try_to_unuse() walked and swapped in
+  WINDOWS      (swapoff table) readahead decisions made during swapoff
+  MODE         (swapoff table) the most frequent window chosen during swapoff: what the
+               policy allowed, which can exceed what it read (see SWAP_RA)
+  MODEL_IO_MS  modelled read time from a device preset, not a measurement";
+
 #[derive(clap::Args)]
+#[command(after_help = WORDS)]
 pub struct Args {
+    /// The trace to replay (.swt).
     trace: PathBuf,
     #[command(flatten)]
     replay: ReplayArgs,

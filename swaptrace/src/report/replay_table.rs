@@ -180,6 +180,26 @@ pub fn replay_text(
                 device.time_ms(s.io_requests, s.pswpin)
             );
         }
+        // A window chosen but nothing read ahead: say why rather than let
+        // MODE 8 beside SWAP_RA 0 read as a bug.
+        let idle: Vec<&str> = results
+            .iter()
+            .filter(|m| {
+                m.swapoff
+                    .as_ref()
+                    .is_some_and(|s| s.swap_ra == 0 && mode(&s.windows).is_some_and(|w| w > 1))
+            })
+            .map(|m| m.policy.as_str())
+            .collect();
+        if !idle.is_empty() {
+            let _ = writeln!(
+                o,
+                "MODE is the window a policy allowed, SWAP_RA the pages it read ahead. {} \
+                 allowed a window but read none ahead: the oracle reads only pages a \
+                 later fault wants, and swapoff's reads are not faults.",
+                idle.join(", ")
+            );
+        }
     }
     if let (Some(k), Some(m)) = (kernel, results.iter().find(|m| m.policy == kernel_policy)) {
         let _ = writeln!(
