@@ -127,16 +127,29 @@ pub fn run(a: Args) -> Result<()> {
     }
     let req = a.replay.request();
     let t = super::load(&a.trace)?;
-    let r = a.replay.family().run(&t, &req)?;
+    let r = match a.replay.family().run(&t, &req) {
+        Ok(r) => r,
+        // Why, from the THP settings the trace recorded.
+        Err(replay::FamilyError::Khugepaged(replay::khugepaged::KhpError::NoScans)) => {
+            anyhow::bail!("{}", report::khp_no_scans_text(&t))
+        }
+        Err(e) => return Err(e.into()),
+    };
     if a.json {
         super::print_json(&report::replayed_json(&t, &r))?;
     } else {
         for n in r.notes() {
             eprintln!("note: {n}");
         }
+        if let replay::Replayed::Zswap(z) = &r {
+            print!("{}", report::zswap_context(&t, &z.metrics));
+        }
         print!("{}", report::replayed_text(&t, &r));
     }
-    // A family may have shown what it could and still fail (free with no
-    // batches shows the zapped page tables instead).
-    Ok(r.outcome()?)
+    // A family may have shown something else instead (free with no batches
+    // shows the zapped page tables: a note), or nothing (an error).
+    if let Some(n) = r.outcome()? {
+        eprintln!("note: {n}");
+    }
+    Ok(())
 }

@@ -80,14 +80,20 @@ impl Replayed {
         v
     }
 
-    /// An error after what could be shown was shown: the free family on a
-    /// trace without free batches shows its zapped page tables instead.
-    pub fn outcome(&self) -> Result<(), FamilyError> {
+    /// How a replay ends once its tables are printed: Ok with a note when
+    /// it showed something else instead (the free family on a trace without
+    /// free batches shows its zapped page tables), an error when it had
+    /// nothing to show.
+    pub fn outcome(&self) -> Result<Option<String>, FamilyError> {
         match self {
-            Replayed::Free(free::FreeReplay::NoBatches { .. }) => {
+            Replayed::Free(free::FreeReplay::NoBatches { zaps }) if zaps.is_empty() => {
                 Err(free::FreeError::NoBatches.into())
             }
-            _ => Ok(()),
+            Replayed::Free(free::FreeReplay::NoBatches { .. }) => Ok(Some(format!(
+                "{}; shown instead: the swap entries freed by zapping page tables",
+                free::FreeError::NoBatches
+            ))),
+            _ => Ok(None),
         }
     }
 }

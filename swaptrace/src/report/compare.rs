@@ -134,6 +134,12 @@ pub struct Comparison {
     pub latencies: Vec<LatencyRows>,
 }
 
+/// Reads one knob of a trace.
+type Getter = Box<dyn Fn(&Loaded) -> String>;
+
+/// One text row: metric, A, B, change.
+type Cells = (String, String, String, String);
+
 /// The knobs a reader needs to trust an A/B: readahead, swap devices and
 /// the memory limit replay and the kernel worked under.
 fn knobs(a: &[&Loaded], b: &[&Loaded]) -> Vec<Knob> {
@@ -147,7 +153,7 @@ fn knobs(a: &[&Loaded], b: &[&Loaded]) -> Vec<Knob> {
         v.join(" | ")
     };
     let opt = |v: Option<String>| v.unwrap_or_else(|| "?".into());
-    let getters: [(&str, Box<dyn Fn(&Loaded) -> String>); 5] = [
+    let getters: [(&str, Getter); 5] = [
         ("kernel", Box::new(|t| t.header.kernel_release.clone())),
         (
             "page-cluster",
@@ -396,7 +402,7 @@ impl Comparison {
             let _ = writeln!(o, "(* differs between {la} and {lb})");
         }
         let _ = writeln!(o);
-        let cells: Vec<(String, String, String, String)> = self
+        let cells: Vec<Cells> = self
             .rows
             .iter()
             .map(|r| {
@@ -418,7 +424,7 @@ impl Comparison {
                 )
             })
             .collect();
-        let w = |f: &dyn Fn(&(String, String, String, String)) -> usize, min: usize| {
+        let w = |f: &dyn Fn(&Cells) -> usize, min: usize| {
             cells.iter().map(f).max().unwrap_or(0).max(min)
         };
         let (w0, w1, w2, w3) = (

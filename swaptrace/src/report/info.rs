@@ -73,7 +73,21 @@ pub fn info_text(t: &Loaded, path: &str, file_bytes: u64) -> String {
     if let Some(code) = t.footer.as_ref().and_then(|f| f.exit_code) {
         let _ = writeln!(o, "exit code   {code}");
     }
-    let _ = writeln!(o, "memory      {} MiB", h.mem_total_kib / 1024);
+    // The limit replay sizes memory from, when the recording had one; the
+    // host's RAM otherwise (and said to be the host's).
+    let _ = match h.memory_limit_bytes {
+        Some(b) => writeln!(
+            o,
+            "memory      limit {} MiB (the traced cgroup's; replay uses it), host {} MiB",
+            b >> 20,
+            h.mem_total_kib / 1024
+        ),
+        None => writeln!(
+            o,
+            "memory      no cgroup limit; host {} MiB (replay uses all of it)",
+            h.mem_total_kib / 1024
+        ),
+    };
     if h.swap_devices.is_empty() {
         let _ = writeln!(o, "swap        none");
     }

@@ -131,6 +131,46 @@ pub fn khp_json(live: &KhpLive, metrics: &[KhpMetrics]) -> serde_json::Value {
     })
 }
 
+/// The bracketed choice of a sysfs selector ("always [madvise] never").
+fn selected(v: &str) -> Option<&str> {
+    let a = v.find('[')?;
+    let b = v[a..].find(']')? + a;
+    Some(&v[a + 1..b])
+}
+
+/// Why a trace has no khugepaged scans, from the THP settings its header
+/// recorded (in place of the generic "only with always or madvise").
+pub fn khp_no_scans_text(t: &crate::trace::Loaded) -> String {
+    let thp = &t.header.thp;
+    let head = "the trace has no khugepaged scans (tracepoint huge_memory:mm_khugepaged_scan_pmd)";
+    let sleep = thp
+        .get("khugepaged/scan_sleep_millisecs")
+        .map_or_else(String::new, |v| {
+            format!(" (it sleeps scan_sleep_millisecs = {v} ms between passes)")
+        });
+    match thp.get("enabled").and_then(|v| selected(v)) {
+        Some("never") => format!(
+            "{head}: transparent_hugepage/enabled was `never` when it was recorded, so \
+             khugepaged did not run; record with `always` or `madvise`"
+        ),
+        Some("madvise") => format!(
+            "{head}, although transparent_hugepage/enabled was `madvise` when it was \
+             recorded: khugepaged then scans only regions given MADV_HUGEPAGE, and it \
+             scanned none of the traced tasks' memory during the recording{sleep}; or \
+             the tracepoint was not attached: see `swaptrace doctor`"
+        ),
+        Some(mode) => format!(
+            "{head}, although transparent_hugepage/enabled was `{mode}` when it was \
+             recorded: khugepaged scanned none of the traced tasks' memory during the \
+             recording{sleep}; or the tracepoint was not attached: see `swaptrace doctor`"
+        ),
+        None => format!(
+            "{head}; the trace did not record the THP settings. khugepaged runs only \
+             with transparent_hugepage/enabled = always or madvise, see `swaptrace doctor`"
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,5 +232,36 @@ mod tests {
         };
         assert_eq!(khp_replay_text(&none), t);
         assert_eq!(khp_replay_json(&none)["footprint"], json!([]));
+    }
+}
+#[cfg(test)]
+mod no_scans_tests {
+    use super::*;
+
+    #[test]
+    fn no_scans_names_the_recorded_thp_mode() {
+        let mut t = crate::trace::Loaded {
+            header: Default::default(),
+            records: Vec::new(),
+            footer: None,
+            problems: Vec::new(),
+            skipped: 0,
+            chunks: Vec::new(),
+        };
+        t.header
+            .thp
+            .insert("enabled".into(), "always [madvise] never".into());
+        let m = khp_no_scans_text(&t);
+        assert!(
+            m.contains("was `madvise`") && m.contains("MADV_HUGEPAGE"),
+            "{m}"
+        );
+        assert!(!m.contains("only with"), "{m}");
+        t.header
+            .thp
+            .insert("enabled".into(), "always madvise [never]".into());
+        assert!(khp_no_scans_text(&t).contains("did not run"));
+        t.header.thp.clear();
+        assert!(khp_no_scans_text(&t).contains("did not record the THP settings"));
     }
 }

@@ -21,7 +21,7 @@ pub use compare::{compare, compare_metric_names, compare_runs, Comparison, COMPA
 pub use doctor::{doctor_json, doctor_text};
 pub use free::{free_json, free_replay_json, free_replay_text, free_text};
 pub use info::{info_json, info_text, summary};
-pub use khugepaged::{khp_json, khp_replay_json, khp_replay_text, khp_text};
+pub use khugepaged::{khp_json, khp_no_scans_text, khp_replay_json, khp_replay_text, khp_text};
 pub use metric_hist::{histogram, histogram_explained, During, HistError, HistMetric, HistOut};
 #[cfg(feature = "plot")]
 pub use plot::{compare_png, plot_all, zswap_png, PlotError};
@@ -32,4 +32,4 @@ pub use replay_table::{
 };
 pub use replayed::{param_help, policy_help, replayed_json, replayed_text};
 pub use zap::{footprint_text, zap_text};
-pub use zswap::{zswap_json, zswap_text};
+pub use zswap::{zswap_context, zswap_json, zswap_text};

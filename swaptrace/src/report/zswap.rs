@@ -129,6 +129,65 @@ pub fn zswap_json(live: &ZswapLive, metrics: &[ZswapMetrics]) -> serde_json::Val
     })
 }
 
+/// What the zswap table needs said first: whether zswap was on when the
+/// trace was recorded (the header's zswap parameters) and what the
+/// modelled pool limit is sized from.
+pub fn zswap_context(t: &crate::trace::Loaded, metrics: &[ZswapMetrics]) -> String {
+    let h = &t.header;
+    let mut s = String::new();
+    let on = h
+        .zswap
+        .get("enabled")
+        .map(|v| matches!(v.trim(), "Y" | "y" | "1"));
+    match on {
+        Some(true) => {}
+        Some(false) => {
+            let _ = writeln!(
+                s,
+                "zswap was off when this trace was recorded (zswap.enabled = {}): the live \
+                 row's REJECTED are the pages that went to disk instead; the policies model \
+                 zswap as if it had been on",
+                h.zswap.get("enabled").map_or("", |v| v.trim())
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "the trace did not record zswap's parameters (zswap off, or an older trace): \
+                 the live row's REJECTED are the pages written to disk; the policies model \
+                 zswap as if it had been on"
+            );
+        }
+    }
+    if let Some(m) = metrics.first() {
+        let host_pages = h.mem_total_kib * 1024 / h.page_size.max(1);
+        let pct = crate::replay::zswap::ZswapParams::from_trace(t).max_pool_percent as u64;
+        if m.pool_limit_pages == host_pages * pct / 100 {
+            let _ = write!(
+                s,
+                "pool limit {} pages: max_pool_percent {pct}% of the host's {} MiB, as \
+                 zswap_max_pages() sizes it (totalram_pages(), not a cgroup's limit)",
+                m.pool_limit_pages,
+                h.mem_total_kib / 1024
+            );
+            match h.memory_limit_bytes {
+                Some(b) => {
+                    let cg = b / h.page_size.max(1) * pct / 100;
+                    let _ = writeln!(
+                        s,
+                        "; for a pool sized from the traced cgroup's {} MiB: --param pool-pages={cg}",
+                        b >> 20
+                    );
+                }
+                None => {
+                    let _ = writeln!(s);
+                }
+            }
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
