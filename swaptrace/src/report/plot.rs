@@ -19,7 +19,7 @@ pub enum PlotError {
 }
 
 const SIZE: (u32, u32) = (1000, 560);
-const PALETTE: [RGBColor; 8] = [
+const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -28,6 +28,8 @@ const PALETTE: [RGBColor; 8] = [
     RGBColor(140, 86, 75),
     RGBColor(227, 119, 194),
     RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
 ];
 
 fn color(i: usize) -> RGBColor {
@@ -43,8 +45,13 @@ pub fn caption(t: &Loaded, file: &str) -> String {
         None => format!("no memory limit (host {} MiB)", h.mem_total_kib >> 10),
     };
     let opt = |v: Option<String>| v.unwrap_or_else(|| "?".into());
+    let file = if file.is_empty() {
+        String::new()
+    } else {
+        format!("{file} · ")
+    };
     format!(
-        "{file} · kernel {} · {limit} · page-cluster {} · vma_ra_enabled {}",
+        "{file}kernel {} · {limit} · page-cluster {} · vma_ra_enabled {}",
         h.kernel_release,
         opt(h.readahead.page_cluster.map(|v| v.to_string())),
         opt(h.readahead.vma_ra_enabled.map(|v| v.to_string())),
@@ -67,7 +74,8 @@ fn png(
     };
     let root = Glyphs(BitMapBackend::new(path, SIZE)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let (top, body) = root.split_vertically(62);
+    let lines: Vec<&str> = caption.lines().collect();
+    let (top, body) = root.split_vertically(44 + 18 * lines.len() as u32);
     let mid = SIZE.0 as i32 / 2;
     let at = plotters::style::text_anchor::Pos::new(
         plotters::style::text_anchor::HPos::Center,
@@ -79,15 +87,11 @@ fn png(
         (mid, 6),
     )
     .map_err(|e| err(e.to_string()))?;
-    top.draw_text(
-        caption,
-        &("sans-serif", 14)
-            .into_font()
-            .color(&RGBColor(90, 90, 90))
-            .pos(at),
-        (mid, 36),
-    )
-    .map_err(|e| err(e.to_string()))?;
+    let grey = ("sans-serif", 14).into_font().color(&RGBColor(90, 90, 90));
+    for (i, line) in lines.iter().enumerate() {
+        top.draw_text(line, &grey.pos(at), (mid, 36 + 18 * i as i32))
+            .map_err(|e| err(e.to_string()))?;
+    }
     draw(&body).map_err(err)?;
     root.present().map_err(|e| err(e.to_string()))?;
     Ok(path.to_path_buf())
@@ -170,9 +174,18 @@ fn grouped_bars(
         let frac = ((series.len() as f64 * 20.0 + 30.0) / 400.0).min(0.6);
         let ymax = top * 1.05 / (1.0 - frac);
         let n = categories.len().max(1);
+        // Names wider than their slot (~7 px a character) are staggered
+        // over as many rows as they need, with room below the axis.
+        let longest = categories
+            .iter()
+            .map(|c| c.chars().count())
+            .max()
+            .unwrap_or(0);
+        let slot = ((SIZE.0 as usize - 120) / n).max(1);
+        let rows = (longest * 7).div_ceil(slot).clamp(1, 4);
         let mut chart = ChartBuilder::on(root)
             .margin(12)
-            .x_label_area_size(50)
+            .x_label_area_size(32 + 18 * rows as u32)
             .y_label_area_size(80)
             .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..ymax)
             .map_err(s)?;
@@ -183,7 +196,7 @@ fn grouped_bars(
             .x_labels(n)
             .x_label_formatter(&|x| {
                 let i = x.round();
-                if (x - i).abs() < 0.01 && i >= 0.0 {
+                if rows == 1 && (x - i).abs() < 0.01 && i >= 0.0 {
                     cats.get(i as usize).cloned().unwrap_or_default()
                 } else {
                     String::new()
@@ -196,6 +209,23 @@ fn grouped_bars(
             .y_desc(y_desc)
             .draw()
             .map_err(s)?;
+        if rows > 1 {
+            let base = root.get_base_pixel();
+            let at = plotters::style::text_anchor::Pos::new(
+                plotters::style::text_anchor::HPos::Center,
+                plotters::style::text_anchor::VPos::Top,
+            );
+            for (i, c) in categories.iter().enumerate() {
+                let (x, y) = chart.backend_coord(&(i as f64, 0.0));
+                let y = y + 6 + 18 * (i % rows) as i32;
+                root.draw_text(
+                    c,
+                    &("sans-serif", 14).into_font().color(&BLACK).pos(at),
+                    (x - base.0, y - base.1),
+                )
+                .map_err(s)?;
+            }
+        }
         let k = series.len().max(1) as f64;
         let w = 0.8 / k;
         for (si, (name, vals)) in series.iter().enumerate() {
@@ -645,7 +675,7 @@ pub fn compare_png(
 ) -> Result<Vec<PathBuf>, PlotError> {
     std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.display().to_string(), e))?;
     let (la, lb) = &c.labels;
-    let cap = format!("A: {} · B: {}", caption(a, la), caption(b, lb));
+    let cap = format!("{la}: {}\n{lb}: {}", caption(a, ""), caption(b, ""));
     let counters: Vec<&super::compare::Row> = c
         .rows
         .iter()
@@ -710,75 +740,4 @@ pub fn compare_png(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn golden(name: &str) -> Loaded {
-        let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/golden")
-            .join(name);
-        crate::trace::read_trace(&p).expect("golden trace")
-    }
-
-    /// swapins.png and heatmap.png run to the end of the recording, past the
-    /// last fault: far enough to hold the last page swapoff read.
-    #[test]
-    fn x_range_holds_the_last_swapoff_read() {
-        let t = golden("swapoff.swt");
-        let t0 = t.header.monotonic_start_ns;
-        let sec = |ts: u64| (ts - t0) as f64 / 1e9;
-        let last_read = t
-            .records
-            .iter()
-            .filter_map(|r| match r {
-                Record::SwapRead { ts, .. } => Some(sec(*ts)),
-                _ => None,
-            })
-            .fold(0.0, f64::max);
-        let last_fault = t
-            .records
-            .iter()
-            .filter_map(|r| match r {
-                Record::SwapFault { ts, .. } => Some(sec(*ts)),
-                _ => None,
-            })
-            .fold(0.0, f64::max);
-        assert!(
-            last_read > last_fault,
-            "the golden trace reads after its faults"
-        );
-        assert!(span_s(&t) >= last_read, "{} < {last_read}", span_s(&t));
-        assert_eq!(outside_reads_name(&t), "swapoff reads (pages)");
-    }
-
-    /// The legend goes to an empty corner; with none empty the y range
-    /// grows to make room at the top.
-    #[test]
-    fn legend_avoids_the_data() {
-        // Points only in the upper right: the legend goes elsewhere.
-        let pts = [(9.0, 9.0), (8.0, 9.5)];
-        let (pos, y) = legend_place(&pts, 10.0, 10.0);
-        assert!(!matches!(pos, SeriesLabelPosition::UpperRight));
-        assert_eq!(y, 10.0);
-        // A point in every corner: the top is stretched.
-        let pts = [(0.0, 0.0), (0.0, 10.0), (10.0, 0.0), (10.0, 10.0)];
-        let (_, y) = legend_place(&pts, 10.0, 10.0);
-        assert!(y > 10.0);
-    }
-
-    /// Every chart names its trace, kernel, limit and readahead knobs.
-    #[test]
-    fn caption_names_the_trace_and_its_knobs() {
-        let t = golden("swapoff.swt");
-        let c = caption(&t, "swapoff.swt");
-        for want in [
-            "swapoff.swt",
-            "kernel 6.",
-            "memory limit",
-            "page-cluster 3",
-            "vma_ra_enabled true",
-        ] {
-            assert!(c.contains(want), "{want} missing from {c}");
-        }
-    }
-}
+mod tests;
