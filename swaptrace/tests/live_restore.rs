@@ -260,6 +260,12 @@ fn killed_demo_leaves_nothing_after_restore() {
         }
         assert_clean(&dir, &before, pid, &kids, &when);
     }
+    // A run that is not killed undoes everything itself, journal included.
+    let mut d = demo(&dir, true);
+    let pid = d.id();
+    assert!(d.wait().unwrap().success(), "demo failed");
+    assert!(lab_restore().iter().all(|o| o["owner"] != pid));
+    assert_clean(&dir, &before, pid, &[], "a finished demo");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -269,6 +275,11 @@ fn killed_example_script_leaves_nothing_after_restore() {
     let _lock = live("killed_example_script_leaves_nothing_after_restore");
     let dir = PathBuf::from("/var/tmp");
     let before = state(&dir);
+    let work_before: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
     let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/lib.sh");
     let flip = if before.knobs[0] == "true" {
         "false"
@@ -327,4 +338,11 @@ fn killed_example_script_leaves_nothing_after_restore() {
     assert_clean(&dir, &before, pid, &[], "example script");
     // And `lab restore` again finds nothing.
     assert!(lab_restore().iter().all(|o| o["owner"] != pid));
+    // The script's scratch directory (mktemp -d, not journaled) is ours to remove.
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if n.starts_with("swaptrace-example.") && !work_before.contains(&n) {
+            std::fs::remove_dir_all(e.path()).unwrap();
+        }
+    }
 }
