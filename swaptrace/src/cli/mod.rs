@@ -8,6 +8,7 @@ mod export;
 mod hist;
 mod import;
 mod info;
+mod lab;
 mod plot;
 mod record;
 mod replay;
@@ -72,6 +73,10 @@ enum Cmd {
     /// Record the built-in workload in a memory cgroup with a temporary swap
     /// file (both removed after), then show what was recorded.
     Demo(demo::Args),
+    /// The lab's journaled system changes: `lab restore` undoes what a
+    /// killed run left (swap, loop devices, cgroups, knobs, processes);
+    /// `lab knob|swap|cgroup` make such changes for scripts.
+    Lab(lab::Args),
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -89,6 +94,7 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Synth(a) => synth::run(a),
         Cmd::Workload(a) => workload::run(a),
         Cmd::Demo(a) => demo::run(a),
+        Cmd::Lab(a) => lab::run(a),
     }
 }
 

@@ -1,16 +1,17 @@
-//! Kernel knobs for experiments and live tests. Every change is undone by a
-//! Drop guard, also when a test panics.
+//! Kernel knobs, swap, memory cgroups for experiments and live tests.
+//! Every change is undone by a Drop guard, also when a test panics, and is
+//! journaled first (see [`journal`]) so that `swaptrace lab restore` undoes
+//! it when the process was killed.
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr};
 use std::fs;
 use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -55,10 +56,41 @@ pub fn require_root() -> Result<()> {
 }
 
 /// Process-wide lock for live tests: hold it for the whole live test, so
-/// that no two live tests (swap, cgroups, knobs) ever run in parallel.
+/// that no two live tests (swap, cgroups, knobs) ever run in parallel. What
+/// dead runs left (see [`journal`]) is restored first.
 pub fn live_test_lock() -> MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    let g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    journal::restore_dead_reporting();
+    g
+}
+
+/// The child of `cmd` gets SIGKILL when this thread exits, however it
+/// exits (PR_SET_PDEATHSIG survives exec), so a killed run leaves no
+/// workload behind.
+pub fn die_with_parent(cmd: &mut Command) {
+    // SAFETY: getpid before fork; the closure makes only async-signal-safe
+    // calls (prctl, getppid, _exit).
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) != 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            // The parent died before prctl: nobody would send the signal.
+            if libc::getppid() != parent {
+                libc::_exit(137);
+            }
+            Ok(())
+        })
+    };
 }
 
 /// Find a system tool also when /sbin is not on PATH.
@@ -106,296 +138,10 @@ fn read_file(path: &Path) -> Result<String> {
     fs::read_to_string(path).map_err(io_err(format!("reading {}", path.display())))
 }
 
-// ---------------------------------------------------------------- swap
+pub mod journal;
+mod swap;
 
-static UNIQUE: AtomicU64 = AtomicU64::new(0);
-
-fn unique_suffix() -> String {
-    format!(
-        "{}-{}",
-        std::process::id(),
-        UNIQUE.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// A swap file (or a loop device over one) that is on while the guard lives.
-/// Drop: swapoff, detach the loop device, delete the file.
-#[derive(Debug)]
-pub struct SwapFile {
-    file: PathBuf,
-    loop_dev: Option<PathBuf>,
-    device_name: String,
-    active: bool,
-}
-
-impl SwapFile {
-    /// Swap file of `size_bytes` in `dir` (must be on a block-backed filesystem).
-    pub fn create(dir: &Path, size_bytes: u64, priority: Option<i32>) -> Result<SwapFile> {
-        require_root()?;
-        let mut sf = Self::make_file(dir, size_bytes)?;
-        let md = fs::metadata(&sf.file).map_err(io_err(format!("stat {}", sf.file.display())))?;
-        sf.device_name = block_dev_name(md.dev());
-        run_tool("mkswap", &[sf.file.as_os_str()])?;
-        sf.swapon(priority)?;
-        Ok(sf)
-    }
-
-    /// Swap on a loop device over a file in `dir`, marked (non-)rotational
-    /// before swapon: non-rotational gets VMA readahead, rotational cluster.
-    pub fn on_loop(
-        dir: &Path,
-        size_bytes: u64,
-        rotational: bool,
-        priority: Option<i32>,
-    ) -> Result<SwapFile> {
-        require_root()?;
-        let mut sf = Self::make_file(dir, size_bytes)?;
-        let out = run_tool(
-            "losetup",
-            &[OsStr::new("-f"), OsStr::new("--show"), sf.file.as_os_str()],
-        )?;
-        let dev = PathBuf::from(out.trim());
-        sf.loop_dev = Some(dev.clone());
-        sf.device_name = dev
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .ok_or_else(|| LabError::Parse {
-                what: "losetup output".into(),
-                detail: out.clone(),
-            })?;
-        let rot = Path::new("/sys/block")
-            .join(&sf.device_name)
-            .join("queue/rotational");
-        write_file(&rot, if rotational { "1" } else { "0" })?;
-        run_tool("mkswap", &[dev.as_os_str()])?;
-        sf.swapon(priority)?;
-        Ok(sf)
-    }
-
-    fn make_file(dir: &Path, size_bytes: u64) -> Result<SwapFile> {
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as u64;
-        let size = size_bytes / page * page;
-        if size < 16 * page {
-            return Err(LabError::Unsupported(format!(
-                "swap size {size_bytes} bytes is too small (need at least {} bytes)",
-                16 * page
-            )));
-        }
-        let dir = dir
-            .canonicalize()
-            .map_err(io_err(format!("resolving {}", dir.display())))?;
-        let file = dir.join(format!("swaptrace-swap-{}", unique_suffix()));
-        let f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&file)
-            .map_err(io_err(format!("creating {}", file.display())))?;
-        // From here the guard deletes the file on any error.
-        let sf = SwapFile {
-            file: file.clone(),
-            loop_dev: None,
-            device_name: String::new(),
-            active: false,
-        };
-        fs::set_permissions(&file, fs::Permissions::from_mode(0o600))
-            .map_err(io_err(format!("chmod 600 {}", file.display())))?;
-        allocate(&f, size).map_err(io_err(format!(
-            "allocating {size} bytes in {}",
-            file.display()
-        )))?;
-        Ok(sf)
-    }
-
-    fn swapon(&mut self, priority: Option<i32>) -> Result<()> {
-        let target = self.path().to_path_buf();
-        let prio = priority.map(|p| p.to_string());
-        let mut args: Vec<&OsStr> = Vec::new();
-        if let Some(p) = &prio {
-            args.push(OsStr::new("-p"));
-            args.push(OsStr::new(p));
-        }
-        args.push(target.as_os_str());
-        run_tool("swapon", &args)?;
-        self.active = true;
-        Ok(())
-    }
-
-    /// What was swapon'ed: the loop device or the (absolute) file path, as
-    /// /proc/swaps lists it.
-    pub fn path(&self) -> &Path {
-        self.loop_dev.as_deref().unwrap_or(&self.file)
-    }
-
-    /// The backing file.
-    pub fn file(&self) -> &Path {
-        &self.file
-    }
-
-    /// Kernel block device name: `loopN` for a loop device; for a swap file
-    /// the device of its filesystem (e.g. `vda`, `vda1`, or `MAJ:MIN`).
-    pub fn device_name(&self) -> &str {
-        &self.device_name
-    }
-
-    pub fn is_loop(&self) -> bool {
-        self.loop_dev.is_some()
-    }
-}
-
-impl Drop for SwapFile {
-    fn drop(&mut self) {
-        if self.active {
-            if let Err(e) = run_tool("swapoff", &[self.path().as_os_str()]) {
-                eprintln!("swaptrace lab: {e}");
-            }
-        }
-        if let Some(dev) = &self.loop_dev {
-            if let Err(e) = run_tool("losetup", &[OsStr::new("-d"), dev.as_os_str()]) {
-                eprintln!("swaptrace lab: {e}");
-            }
-        }
-        if let Err(e) = fs::remove_file(&self.file) {
-            eprintln!("swaptrace lab: removing {}: {e}", self.file.display());
-        }
-    }
-}
-
-/// fallocate, or write zeros where the filesystem cannot.
-fn allocate(f: &fs::File, size: u64) -> io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: valid fd, plain mode-0 allocation.
-    let rc = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, size as libc::off_t) };
-    if rc != 0 {
-        let mut w = io::BufWriter::new(f);
-        let zeros = vec![0u8; 1 << 20];
-        let mut left = size;
-        while left > 0 {
-            let n = left.min(zeros.len() as u64) as usize;
-            w.write_all(&zeros[..n])?;
-            left -= n as u64;
-        }
-        w.flush()?;
-    }
-    f.sync_all()
-}
-
-fn dev_major_minor(dev: u64) -> (u64, u64) {
-    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
-    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
-    (major, minor)
-}
-
-/// /sys/dev/block/MAJ:MIN, resolved (None for anonymous devices).
-fn sys_block_dir(dev: u64) -> Option<PathBuf> {
-    let (ma, mi) = dev_major_minor(dev);
-    fs::canonicalize(format!("/sys/dev/block/{ma}:{mi}")).ok()
-}
-
-fn block_dev_name(dev: u64) -> String {
-    sys_block_dir(dev)
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| {
-            let (ma, mi) = dev_major_minor(dev);
-            format!("{ma}:{mi}")
-        })
-}
-
-/// queue/rotational of a block device; a partition uses its parent's.
-fn rotational_of(dev: u64) -> Option<bool> {
-    let dir = sys_block_dir(dev)?;
-    let own = dir.join("queue/rotational");
-    let f = if own.exists() {
-        own
-    } else {
-        dir.parent()?.join("queue/rotational")
-    };
-    match fs::read_to_string(f).ok()?.trim() {
-        "0" => Some(false),
-        "1" => Some(true),
-        _ => None,
-    }
-}
-
-/// One line of /proc/swaps.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct SwapDevice {
-    pub path: PathBuf,
-    /// "file" or "partition" (any block device, loop and zram included).
-    pub kind: String,
-    pub size_kib: u64,
-    pub used_kib: u64,
-    pub priority: i32,
-    /// The block device's queue/rotational; for a file, its filesystem's device.
-    pub rotational: Option<bool>,
-}
-
-/// Undo the kernel's octal escapes (`\040` for space) in /proc paths.
-fn unescape_octal(s: &str) -> Vec<u8> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = (b[i + 1] - b'0') as u32 * 64
-                + (b[i + 2] - b'0') as u32 * 8
-                + (b[i + 3] - b'0') as u32;
-            out.push(v as u8);
-            i += 4;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    out
-}
-
-/// Parse the text of /proc/swaps (rotational left as None).
-pub fn parse_proc_swaps(text: &str) -> Result<Vec<SwapDevice>> {
-    let bad = |line: &str| LabError::Parse {
-        what: "/proc/swaps".into(),
-        detail: format!("bad line {line:?}"),
-    };
-    let mut v = Vec::new();
-    for line in text.lines().skip(1) {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 5 {
-            return Err(bad(line));
-        }
-        let num = |s: &str| s.parse::<u64>().map_err(|_| bad(line));
-        v.push(SwapDevice {
-            path: PathBuf::from(OsStr::from_bytes(&unescape_octal(f[0]))),
-            kind: f[1].to_string(),
-            size_kib: num(f[2])?,
-            used_kib: num(f[3])?,
-            priority: f[4].parse().map_err(|_| bad(line))?,
-            rotational: None,
-        });
-    }
-    Ok(v)
-}
-
-/// Active swap devices from /proc/swaps, with their rotational flag.
-pub fn swap_devices() -> Result<Vec<SwapDevice>> {
-    let mut v = parse_proc_swaps(&read_file(Path::new("/proc/swaps"))?)?;
-    for d in &mut v {
-        d.rotational = fs::metadata(&d.path).ok().and_then(|md| {
-            if d.kind == "file" {
-                rotational_of(md.dev())
-            } else {
-                rotational_of(md.rdev())
-            }
-        });
-    }
-    Ok(v)
-}
+pub use swap::{loops_of, parse_proc_swaps, swap_devices, SwapDevice, SwapFile};
 
 // ---------------------------------------------------------------- knobs
 
@@ -405,14 +151,33 @@ pub fn swap_devices() -> Result<Vec<SwapDevice>> {
 pub struct Knob {
     path: PathBuf,
     old: String,
+    entry: Option<journal::Entry>,
+    keep: bool,
 }
 
 impl Knob {
+    /// Journals the old value, then writes `value`.
     pub fn set(path: impl AsRef<Path>, value: &str) -> Result<Knob> {
         let path = path.as_ref().to_path_buf();
         let old = restorable(&read_file(&path)?);
-        write_file(&path, value)?;
-        Ok(Knob { path, old })
+        let entry = journal::begin(journal::Change::Knob {
+            path: path.clone(),
+            old: old.clone(),
+        })?;
+        let k = Knob {
+            path,
+            old,
+            entry,
+            keep: false,
+        };
+        write_file(&k.path, value)?;
+        Ok(k)
+    }
+
+    /// Leave the value for the journal's owner to restore.
+    pub fn keep(mut self) {
+        self.keep = true;
+        self.entry = None;
     }
 
     pub fn path(&self) -> &Path {
@@ -443,8 +208,12 @@ fn restorable(s: &str) -> String {
 
 impl Drop for Knob {
     fn drop(&mut self) {
-        if let Err(e) = write_file(&self.path, &self.old) {
-            eprintln!("swaptrace lab: restoring knob: {e}");
+        if self.keep {
+            return;
+        }
+        match write_file(&self.path, &self.old) {
+            Ok(()) => journal::done(self.entry.take()),
+            Err(e) => eprintln!("swaptrace lab: restoring knob: {e}"),
         }
     }
 }
@@ -458,14 +227,16 @@ const MEMCG_ROOT: &str = "/sys/fs/cgroup/memory";
 #[derive(Debug)]
 pub struct MemCgroup {
     path: PathBuf,
+    entry: Option<journal::Entry>,
 }
 
 impl MemCgroup {
     pub fn create(name_prefix: &str, limit_bytes: u64) -> Result<MemCgroup> {
         require_root()?;
-        if name_prefix.contains('/') {
+        // `lab restore` removes only cgroups named so.
+        if name_prefix.contains('/') || !name_prefix.starts_with("swaptrace-") {
             return Err(LabError::Unsupported(format!(
-                "cgroup name prefix {name_prefix:?} contains '/'"
+                "cgroup name prefix {name_prefix:?}: must start with \"swaptrace-\" and hold no '/'"
             )));
         }
         let root = Path::new(MEMCG_ROOT);
@@ -474,15 +245,20 @@ impl MemCgroup {
                 "no cgroup v1 memory controller at {MEMCG_ROOT}"
             )));
         }
-        let path = loop {
-            let p = root.join(format!("{name_prefix}{}", unique_suffix()));
+        let (path, entry) = loop {
+            let p = root.join(format!("{name_prefix}{:016x}", journal::random_u64()));
+            let entry = journal::begin(journal::Change::Cgroup { path: p.clone() })?;
             match fs::create_dir(&p) {
-                Ok(()) => break p,
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(io_err(format!("mkdir {}", p.display()))(e)),
+                Ok(()) => break (p, entry),
+                Err(e) => {
+                    journal::done(entry);
+                    if e.kind() != io::ErrorKind::AlreadyExists {
+                        return Err(io_err(format!("mkdir {}", p.display()))(e));
+                    }
+                }
             }
         };
-        let cg = MemCgroup { path };
+        let cg = MemCgroup { path, entry };
         write_file(
             &cg.path.join("memory.limit_in_bytes"),
             &limit_bytes.to_string(),
@@ -525,10 +301,18 @@ impl MemCgroup {
         read_file(&self.path.join(file))
     }
 
-    /// Spawn `cmd` inside the cgroup: the child joins it before exec.
+    /// Spawn `cmd` inside the cgroup: the child joins it before exec, and
+    /// dies with this process.
     pub fn spawn(&self, cmd: &mut Command) -> io::Result<Child> {
         enter_cgroup_on_exec(cmd, &self.path);
+        die_with_parent(cmd);
         cmd.spawn()
+    }
+
+    /// Leave the cgroup for the journal's owner to remove.
+    pub fn keep(mut self) {
+        self.entry = None;
+        self.path = PathBuf::new();
     }
 }
 
@@ -564,30 +348,65 @@ pub fn enter_cgroup_on_exec(cmd: &mut Command, dir: &Path) {
 
 impl Drop for MemCgroup {
     fn drop(&mut self) {
-        let parent_procs = self
-            .path
-            .parent()
-            .unwrap_or(Path::new(MEMCG_ROOT))
-            .join("cgroup.procs");
-        let mut delay = Duration::from_millis(5);
-        for attempt in 0..20 {
-            for pid in self.pids().unwrap_or_default() {
+        if self.path.as_os_str().is_empty() {
+            return;
+        }
+        match remove_cgroup(&self.path, false) {
+            Ok(_) => journal::done(self.entry.take()),
+            Err(e) => eprintln!("swaptrace lab: {e}"),
+        }
+    }
+}
+
+/// rmdir a lab-made memory cgroup. Its tasks are killed first when `kill`
+/// (a dead run's workload), else moved to the parent.
+pub(crate) fn remove_cgroup(path: &Path, kill: bool) -> Result<String> {
+    let name_ok = path.parent() == Some(Path::new(MEMCG_ROOT))
+        && path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("swaptrace-"));
+    if !name_ok {
+        return Err(LabError::Unsupported(format!(
+            "{} is not a cgroup the lab makes; left alone",
+            path.display()
+        )));
+    }
+    let parent_procs = Path::new(MEMCG_ROOT).join("cgroup.procs");
+    let pids = |p: &Path| -> Vec<u32> {
+        fs::read_to_string(p.join("cgroup.procs"))
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|s| s.parse().ok())
+            .collect()
+    };
+    let mut killed = 0;
+    let mut delay = Duration::from_millis(5);
+    for attempt in 0..30 {
+        for pid in pids(path) {
+            if kill {
+                // SAFETY: plain kill(2); the task is in the lab's cgroup.
+                if unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) } == 0 {
+                    killed += 1;
+                }
+            } else {
                 // ESRCH: already gone.
                 let _ = write_file(&parent_procs, &pid.to_string());
             }
-            match fs::remove_dir(&self.path) {
-                Ok(()) => return,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return,
-                Err(e) if attempt == 19 => {
-                    eprintln!("swaptrace lab: rmdir {}: {e}", self.path.display());
-                }
-                Err(_) => {
-                    std::thread::sleep(delay);
-                    delay = (delay * 2).min(Duration::from_millis(200));
-                }
+        }
+        match fs::remove_dir(path) {
+            Ok(()) if killed > 0 => return Ok(format!("killed {killed} task(s), rmdir")),
+            Ok(()) => return Ok("rmdir".into()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok("already gone".into()),
+            Err(e) if attempt == 29 => {
+                return Err(io_err(format!("rmdir {}", path.display()))(e));
+            }
+            Err(_) => {
+                std::thread::sleep(delay);
+                delay = (delay * 2).min(Duration::from_millis(200));
             }
         }
     }
+    Ok("rmdir".into())
 }
 
 // ---------------------------------------------------------------- vmstat

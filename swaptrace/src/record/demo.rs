@@ -57,6 +57,8 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
 
 /// Sets up swap and the cgroup, records the workload run by `exe`, restores.
 pub fn run_demo(exe: &Path, o: &DemoOptions) -> Result<Recorded, RecordError> {
+    crate::lab::require_root()?;
+    crate::lab::journal::restore_dead_reporting();
     std::fs::create_dir_all(&o.swap_dir).map_err(|source| RecordError::Io {
         what: o.swap_dir.display().to_string(),
         source,

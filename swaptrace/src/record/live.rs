@@ -221,6 +221,7 @@ pub fn record(opts: &RecordOptions) -> Result<Recorded, RecordError> {
 
 async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     lab::require_root()?;
+    lab::journal::restore_dead_reporting();
     let mut facts = KernelFacts::gather();
     let cfg = ProbeConfig {
         filter_pid: opts.pid,
@@ -251,6 +252,8 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             if let Some(cg) = opts.cgroup.as_ref().or(opts.spawn_cgroup.as_ref()) {
                 lab::enter_cgroup_on_exec(&mut cmd, cg);
             }
+            // A killed recorder takes its workload along.
+            lab::die_with_parent(&mut cmd);
             let child = tokio::process::Command::from(cmd)
                 .spawn()
                 .map_err(|source| RecordError::Io {
@@ -269,6 +272,14 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         None => None,
     };
 
+    // Journaled too: `lab restore` kills it if it outlived us somehow.
+    let child_entry = child.as_ref().and_then(|c| c.id()).and_then(|pid| {
+        let start_time = lab::journal::start_time(pid)?;
+        lab::journal::begin(lab::journal::Change::Child { pid, start_time })
+            .map_err(|e| eprintln!("swaptrace: journal: {e}"))
+            .ok()
+            .flatten()
+    });
     let bar = progress(opts.progress);
     let deadline = opts.duration.map(|d| tokio::time::Instant::now() + d);
     // The probe wakes us only when 512 KiB are waiting: drain on a timer too.
@@ -322,6 +333,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             exit_code = c.wait().await.ok().map(exit_code_of);
         }
     }
+    lab::journal::done(child_entry);
     drain(fd.get_mut(), &mut rec, &mut out);
     let end = monotonic_ns();
     let vm_end = VmStat::read().map(|v| v.0).unwrap_or_default();

@@ -204,6 +204,7 @@ pub fn top(opts: &TopOptions, show: impl FnMut(&Interval)) -> Result<u64, Record
 
 async fn top_async(opts: &TopOptions, mut show: impl FnMut(&Interval)) -> Result<u64, RecordError> {
     lab::require_root()?;
+    lab::journal::restore_dead_reporting();
     if opts.interval < Duration::from_millis(10) {
         return Err(RecordError::Io {
             what: "--interval".into(),

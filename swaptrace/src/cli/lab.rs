@@ -1,0 +1,126 @@
+//! `swaptrace lab`: the lab's journaled changes for scripts
+//! (examples/lib.sh), and `lab restore` for what a killed run left.
+
+use anyhow::{bail, Result};
+use std::path::PathBuf;
+use swaptrace::lab::{self, journal};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(clap::Subcommand)]
+enum Cmd {
+    /// Undo what dead runs left (swap, loop devices, cgroups, knobs,
+    /// processes), as journaled under /run/swaptrace. With --owner, undo
+    /// that pid's changes even while it runs (a script's own cleanup).
+    Restore {
+        /// Restore this owner's journal, alive or not.
+        #[arg(long)]
+        owner: Option<u32>,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a sysfs/procfs knob; its old value is journaled for --owner.
+    Knob {
+        path: PathBuf,
+        value: String,
+        /// The process the change belongs to (default: the parent, i.e. the
+        /// calling script); it is undone once that process is gone.
+        #[arg(long)]
+        owner: Option<u32>,
+    },
+    /// Turn on a swap file (or a loop device over one) of SIZE; prints what
+    /// was swapon'ed.
+    Swap {
+        #[arg(value_parser = super::parse_size_arg)]
+        size: u64,
+        /// Put the swap on a loop device marked rotational (1) or not (0).
+        #[arg(long, value_parser = clap::value_parser!(u8).range(0..=1))]
+        rotational: Option<u8>,
+        /// Swap priority (0 to 32767).
+        #[arg(long)]
+        prio: Option<i32>,
+        /// Where the swap file is made (a block-backed filesystem).
+        #[arg(long, default_value = "/var/tmp")]
+        dir: PathBuf,
+        /// As for `knob`.
+        #[arg(long)]
+        owner: Option<u32>,
+    },
+    /// Make a memory cgroup (v1) limited to BYTES; prints its path.
+    Cgroup {
+        #[arg(value_parser = super::parse_size_arg)]
+        bytes: u64,
+        /// As for `knob`.
+        #[arg(long)]
+        owner: Option<u32>,
+    },
+}
+
+/// Journal for `owner`, the parent by default; it must be running.
+fn own(owner: Option<u32>) -> Result<()> {
+    lab::require_root()?;
+    // SAFETY: getppid has no preconditions.
+    let pid = owner.unwrap_or_else(|| unsafe { libc::getppid() } as u32);
+    if journal::start_time(pid).is_none() {
+        bail!("owner pid {pid} is not running");
+    }
+    journal::restore_dead_reporting();
+    journal::set_owner(pid);
+    Ok(())
+}
+
+pub fn run(a: Args) -> Result<()> {
+    match a.cmd {
+        Cmd::Restore { owner, json } => {
+            lab::require_root()?;
+            let done = match owner {
+                Some(pid) => journal::restore_owner(pid)?,
+                None => journal::restore_dead()?,
+            };
+            if json {
+                super::print_json(&done)?;
+            } else if done.is_empty() {
+                println!("nothing to restore");
+            } else {
+                for r in &done {
+                    print!("{}", journal::restored_text(r));
+                }
+            }
+            if done.iter().any(|r| !r.removed) {
+                bail!("some changes could not be undone; they stay in the journal");
+            }
+        }
+        Cmd::Knob { path, value, owner } => {
+            own(owner)?;
+            lab::Knob::set(&path, &value)?.keep();
+        }
+        Cmd::Swap {
+            size,
+            rotational,
+            prio,
+            dir,
+            owner,
+        } => {
+            own(owner)?;
+            std::fs::create_dir_all(&dir)?;
+            let sf = match rotational {
+                Some(r) => lab::SwapFile::on_loop(&dir, size, r == 1, prio)?,
+                None => lab::SwapFile::create(&dir, size, prio)?,
+            };
+            println!("{}", sf.path().display());
+            sf.keep();
+        }
+        Cmd::Cgroup { bytes, owner } => {
+            own(owner)?;
+            let cg = lab::MemCgroup::create("swaptrace-lab-", bytes)?;
+            println!("{}", cg.path().display());
+            cg.keep();
+        }
+    }
+    Ok(())
+}
