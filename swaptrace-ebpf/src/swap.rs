@@ -673,18 +673,18 @@ pub fn collapse_huge_page(ctx: TracePointContext) -> u32 {
     0
 }
 
-/// Args: (regs, id). Brackets swapon/swapoff.
-#[raw_tracepoint(tracepoint = "sys_enter")]
-pub fn sys_enter(ctx: RawTracePointContext) -> i32 {
-    let id = ctx.arg::<u64>(1);
-    let k = if id == g(&K_NR_SWAPOFF) {
-        kind::SWAPOFF_ENTER
-    } else if id == g(&K_NR_SWAPON) {
-        kind::SWAPON_ENTER
-    } else {
-        return 0;
-    };
-    emit(event(k, unsafe { bpf_ktime_get_ns() }));
+/// swapoff(2) entered: its own syscall tracepoint, so that no program runs
+/// on the host's other system calls (`raw_syscalls:sys_enter` would).
+#[tracepoint(category = "syscalls", name = "sys_enter_swapoff")]
+pub fn sys_enter_swapoff(_ctx: TracePointContext) -> u32 {
+    emit(event(kind::SWAPOFF_ENTER, unsafe { bpf_ktime_get_ns() }));
+    0
+}
+
+/// swapon(2) entered.
+#[tracepoint(category = "syscalls", name = "sys_enter_swapon")]
+pub fn sys_enter_swapon(_ctx: TracePointContext) -> u32 {
+    emit(event(kind::SWAPON_ENTER, unsafe { bpf_ktime_get_ns() }));
     0
 }
 
