@@ -405,13 +405,20 @@ fn one_job(b: &Bench, job: &Job, cg: &MemCgroup, runs: usize) -> Result<(), Stri
     let (events, bytes, lost, el) = (
         sum(|r| r.records),
         sum(|r| r.bytes),
-        sum(|r| r.lost),
+        // An empty f64 sum is -0.0.
+        sum(|r| r.lost) + 0.0,
         sum(|r| r.elapsed),
     );
+    // Bytes per event only when there were events (else header and footer).
+    let per_event = if events > 0.0 {
+        format!("{:.2} bytes/event", bytes / events)
+    } else {
+        "no events".into()
+    };
     println!(
-        "  record: {:.0} events/s, {lost} lost, {:.2} bytes/event ({:.0} events/run)",
+        "  record: {:.0} events/s, {:.0} lost, {per_event} ({:.0} events/run)",
         events / el.max(1e-9),
-        bytes / events.max(1.0),
+        lost,
         events / recs.len().max(1) as f64
     );
     // One more run with bpf_stats_enabled for the eBPF time per program.
