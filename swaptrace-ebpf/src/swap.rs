@@ -16,7 +16,7 @@ use aya_ebpf::{
         bpf_probe_read_kernel,
     },
     macros::{map, raw_tracepoint, tracepoint},
-    maps::{HashMap, LruHashMap, PerCpuArray, RingBuf},
+    maps::{Array, HashMap, PerCpuArray, RingBuf},
     programs::{RawTracePointContext, TracePointContext},
 };
 use swaptrace_common::{flag, kind, read_kind, unseen, RawEvent};
@@ -37,8 +37,13 @@ pub(crate) const BPF_RB_FORCE_WAKEUP: u64 = 2;
 #[map]
 pub(crate) static EVENTS: RingBuf = RingBuf::with_byte_size(16 << 20, 0);
 
+/// Per-task state in an array indexed by the low bits of the tid, tagged
+/// with the whole tid: the verifier inlines an array lookup, where a hash
+/// lookup (jhash, bucket walk) cost tens of ns on every page fault. A slot
+/// taken by another tid is reset, as an LRU eviction would.
+const TASK_SLOTS: u32 = 1 << 16;
 #[map]
-static TASKS: LruHashMap<u32, TaskState> = LruHashMap::with_max_entries(65536, 0);
+static TASKS: Array<TaskState> = Array::with_max_entries(TASK_SLOTS, 0);
 
 #[map]
 static LOST: PerCpuArray<u64> = PerCpuArray::with_max_entries(unseen::SLOTS, 0);
@@ -63,7 +68,8 @@ struct TaskState {
     reclaim_depth: u8,
     /// `flag::OUT_*` counted since the last swap-out of this task.
     out_kind: u8,
-    _pad: [u8; 4],
+    /// The task whose state this slot holds.
+    tid: u32,
 }
 
 const EMPTY: TaskState = TaskState {
@@ -77,8 +83,29 @@ const EMPTY: TaskState = TaskState {
     major: 0,
     reclaim_depth: 0,
     out_kind: 0,
-    _pad: [0; 4],
+    tid: 0,
 };
+
+/// This task's state, if its slot holds it.
+#[inline(always)]
+fn task_get(t: u32) -> Option<*mut TaskState> {
+    let s = TASKS.get_ptr_mut(t & (TASK_SLOTS - 1))?;
+    // SAFETY: an array slot; only the task of this tid writes it.
+    (unsafe { (*s).tid } == t).then_some(s)
+}
+
+/// This task's slot, reset to `init` if another task held it.
+#[inline(always)]
+fn task_take(t: u32, init: TaskState) -> Option<*mut TaskState> {
+    let s = TASKS.get_ptr_mut(t & (TASK_SLOTS - 1))?;
+    // SAFETY: as in `task_get`.
+    unsafe {
+        if (*s).tid != t {
+            *s = TaskState { tid: t, ..init };
+        }
+    }
+    Some(s)
+}
 
 #[inline(always)]
 pub(crate) fn g(v: &'static u64) -> u64 {
@@ -258,28 +285,17 @@ fn on_fault(addr: u64) {
     }
     let t = tid();
     let now = unsafe { bpf_ktime_get_ns() };
-    match TASKS.get_ptr_mut(t) {
-        Some(s) => {
-            // SAFETY: map value of this task; only this task writes it here.
-            let s = unsafe { &mut *s };
-            s.fault_ts = now;
-            s.fault_addr = addr;
-            s.fault_mm = 0;
-            s.reads = 0;
-            s.zero_reads = 0;
-            s.zswap_loads = 0;
-            s.major = 0;
-            s.fault_active = 1;
-        }
-        None => {
-            let s = TaskState {
-                fault_ts: now,
-                fault_addr: addr,
-                fault_active: 1,
-                ..EMPTY
-            };
-            let _ = TASKS.insert(t, s, 0);
-        }
+    if let Some(s) = task_take(t, EMPTY) {
+        // SAFETY: this task's slot; only this task writes it here.
+        let s = unsafe { &mut *s };
+        s.fault_ts = now;
+        s.fault_addr = addr;
+        s.fault_mm = 0;
+        s.reads = 0;
+        s.zero_reads = 0;
+        s.zswap_loads = 0;
+        s.major = 0;
+        s.fault_active = 1;
     }
     if filtering() {
         let mm = current_mm();
@@ -310,6 +326,11 @@ pub fn page_fault_kernel(ctx: RawTracePointContext) -> i32 {
 #[raw_tracepoint(tracepoint = "count_memcg_events")]
 pub fn count_memcg_events(ctx: RawTracePointContext) -> i32 {
     let item = ctx.arg::<u64>(1) & 0xffff_ffff;
+    // PGFAULT, once per fault, first: the common case returns soonest.
+    if item == g(&K_EV_PGFAULT) {
+        fault_done();
+        return 0;
+    }
     let val = ctx.arg::<u64>(2);
     let read = if item == g(&K_EV_PSWPIN) {
         Some(read_kind::IO)
@@ -338,29 +359,18 @@ pub fn count_memcg_events(ctx: RawTracePointContext) -> i32 {
         return 0;
     }
     let majfault = item == g(&K_EV_PGMAJFAULT);
-    if item == g(&K_EV_PGFAULT) {
-        fault_done();
-        return 0;
-    }
     if read.is_none() && out == 0 && !majfault {
         return 0;
     }
     let t = tid();
-    let state = TASKS.get_ptr_mut(t);
     if out != 0 {
-        match state {
-            // SAFETY: this task's map value.
-            Some(s) => unsafe { (*s).out_kind |= out },
-            None => {
-                let s = TaskState {
-                    out_kind: out,
-                    ..EMPTY
-                };
-                let _ = TASKS.insert(t, s, 0);
-            }
+        if let Some(s) = task_take(t, EMPTY) {
+            // SAFETY: this task's slot.
+            unsafe { (*s).out_kind |= out };
         }
         return 0;
     }
+    let state = task_get(t);
     // SAFETY: this task's map value.
     let active = state.filter(|s| unsafe { (**s).fault_active } != 0);
     match (active, read) {
@@ -394,8 +404,8 @@ pub fn rss_stat(ctx: RawTracePointContext) -> i32 {
     if ctx.arg::<u64>(1) & 0xffff_ffff != g(&K_MM_SWAPENTS) {
         return 0;
     }
-    if let Some(s) = TASKS.get_ptr_mut(tid()) {
-        // SAFETY: this task's map value.
+    if let Some(s) = task_get(tid()) {
+        // SAFETY: this task's slot.
         let s = unsafe { &mut *s };
         if s.fault_active != 0 {
             if s.reclaim_depth == 0 {
@@ -441,7 +451,7 @@ fn zap(mm: u64) {
 /// The end of a fault (its PGFAULT count): sends the record of a swap-in.
 #[inline(always)]
 fn fault_done() {
-    let Some(s) = TASKS.get_ptr_mut(tid()) else {
+    let Some(s) = task_get(tid()) else {
         return;
     };
     // SAFETY: this task's map value.
@@ -502,8 +512,8 @@ fn swap_out(folio: u64) {
             ev.nr = 1 << order;
         }
     }
-    if let Some(s) = TASKS.get_ptr_mut(tid()) {
-        // SAFETY: this task's map value.
+    if let Some(s) = task_get(tid()) {
+        // SAFETY: this task's slot.
         let s = unsafe { &mut *s };
         ev.flags = s.out_kind;
         s.out_kind = 0;
@@ -540,24 +550,19 @@ fn swap_out(folio: u64) {
 #[inline(always)]
 fn reclaim(begin: bool, memcg: bool, nr_reclaimed: u64) {
     let t = tid();
-    match TASKS.get_ptr_mut(t) {
-        Some(s) => {
-            // SAFETY: this task's map value.
-            let s = unsafe { &mut *s };
-            s.reclaim_depth = if begin {
-                s.reclaim_depth.saturating_add(1)
-            } else {
-                s.reclaim_depth.saturating_sub(1)
-            };
-        }
-        None if begin => {
-            let s = TaskState {
-                reclaim_depth: 1,
-                ..EMPTY
-            };
-            let _ = TASKS.insert(t, s, 0);
-        }
-        None => {}
+    let slot = if begin {
+        task_take(t, EMPTY)
+    } else {
+        task_get(t)
+    };
+    if let Some(s) = slot {
+        // SAFETY: this task's slot.
+        let s = unsafe { &mut *s };
+        s.reclaim_depth = if begin {
+            s.reclaim_depth.saturating_add(1)
+        } else {
+            s.reclaim_depth.saturating_sub(1)
+        };
     }
     if !selected() {
         return;
@@ -673,18 +678,18 @@ pub fn collapse_huge_page(ctx: TracePointContext) -> u32 {
     0
 }
 
-/// Args: (regs, id). Brackets swapon/swapoff.
-#[raw_tracepoint(tracepoint = "sys_enter")]
-pub fn sys_enter(ctx: RawTracePointContext) -> i32 {
-    let id = ctx.arg::<u64>(1);
-    let k = if id == g(&K_NR_SWAPOFF) {
-        kind::SWAPOFF_ENTER
-    } else if id == g(&K_NR_SWAPON) {
-        kind::SWAPON_ENTER
-    } else {
-        return 0;
-    };
-    emit(event(k, unsafe { bpf_ktime_get_ns() }));
+/// swapoff(2) entered: its own syscall tracepoint, so that no program runs
+/// on the host's other system calls (`raw_syscalls:sys_enter` would).
+#[tracepoint(category = "syscalls", name = "sys_enter_swapoff")]
+pub fn sys_enter_swapoff(_ctx: TracePointContext) -> u32 {
+    emit(event(kind::SWAPOFF_ENTER, unsafe { bpf_ktime_get_ns() }));
+    0
+}
+
+/// swapon(2) entered.
+#[tracepoint(category = "syscalls", name = "sys_enter_swapon")]
+pub fn sys_enter_swapon(_ctx: TracePointContext) -> u32 {
+    emit(event(kind::SWAPON_ENTER, unsafe { bpf_ktime_get_ns() }));
     0
 }
 

@@ -1,4 +1,4 @@
-//! Developer tasks: `cargo xtask setup | demo | test | bench | guest-test`.
+//! Developer tasks: `cargo xtask setup | demo | test | bench [--jobs] | guest-test`.
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -33,8 +33,13 @@ enum Task {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Set up, then run the benchmarks (they print figures).
+    /// Set up, then run the benchmarks (they print figures). With --jobs,
+    /// only the recording-overhead jobs (dd, page faults, swap, demo) against
+    /// nothing and bpftrace, with bpf_stats per program (needs root).
     Bench {
+        /// Only the `record_jobs` bench (env RUNS, JOBS, SWAPTRACE_BIN).
+        #[arg(long)]
+        jobs: bool,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -50,9 +55,14 @@ fn main() -> Result<ExitCode> {
         Task::Setup => Ok(ExitCode::SUCCESS),
         Task::Demo { args } => demo::demo(&args).map(|()| ExitCode::SUCCESS),
         Task::Test { args } => test::test(&args),
-        Task::Bench { args } => cmd::run(
+        Task::Bench { jobs, args } => cmd::run(
             Command::new("cargo")
                 .args(["bench", "-p", "swaptrace"])
+                .args(if jobs {
+                    &["--bench", "record_jobs"][..]
+                } else {
+                    &[]
+                })
                 .args(args),
         )
         .map(|()| ExitCode::SUCCESS),

@@ -28,6 +28,9 @@ pub struct Args {
     /// Print JSON instead of the tables.
     #[arg(long)]
     json: bool,
+    /// Nothing on stderr while recording (no "recording …" line, no live line).
+    #[arg(short, long)]
+    quiet: bool,
     /// Command to run and trace.
     #[arg(last = true)]
     command: Vec<String>,
@@ -56,7 +59,7 @@ fn run_checked(_: Args) -> Result<()> {
 
 #[cfg(feature = "live")]
 fn run_checked(a: Args) -> Result<()> {
-    if a.duration.is_none() && a.command.is_empty() {
+    if a.duration.is_none() && a.command.is_empty() && !a.quiet {
         eprintln!("recording until Ctrl-C (give --duration or -- CMD to stop by itself)");
     }
     let ring_bytes = a
@@ -80,6 +83,7 @@ fn run_checked(a: Args) -> Result<()> {
         ring_bytes,
         no_fentry: a.no_fentry,
         progress: !a.json,
+        quiet: a.quiet,
         ..Default::default()
     })?;
     print_recorded(&r, a.json)

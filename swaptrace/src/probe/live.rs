@@ -165,8 +165,6 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     );
     put(K_TASK_FLAGS, off("task_struct", "flags"));
     put(K_MM_SWAPENTS_COUNT, mm_swapents_count(btf));
-    put(K_NR_SWAPON, Ok(libc::SYS_swapon as u64));
-    put(K_NR_SWAPOFF, Ok(libc::SYS_swapoff as u64));
     put(K_EXIT_RET_OFF, syscall_exit_ret_offset());
     // khugepaged's classic tracepoints: fields where this kernel has them.
     for (tp, fields) in [

@@ -735,13 +735,25 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
     AttachPoint {
         metric: "swapoff",
         backend: Backend::Tracepoint,
-        attach: "raw_syscalls:sys_enter + syscalls:sys_exit_swap{on,off}",
+        attach: "syscalls:sys_{enter,exit}_swap{on,off}",
         requires: &[
-            Req::Tracepoint("sys_enter", &["regs", "id"]),
+            Req::TraceFormat("syscalls/sys_enter_swapoff", &["specialfile"]),
+            Req::TraceFormat("syscalls/sys_enter_swapon", &["specialfile"]),
+            Req::TraceFormat("syscalls/sys_exit_swapoff", &["ret"]),
+            Req::TraceFormat("syscalls/sys_exit_swapon", &["ret"]),
             Req::Built(true),
         ],
         progs: &[
-            p("sys_enter", RawTracepoint, "sys_enter"),
+            p(
+                "sys_enter_swapoff",
+                ProgKind::Tracepoint("syscalls"),
+                "sys_enter_swapoff",
+            ),
+            p(
+                "sys_enter_swapon",
+                ProgKind::Tracepoint("syscalls"),
+                "sys_enter_swapon",
+            ),
             p(
                 "sys_exit_swapoff",
                 ProgKind::Tracepoint("syscalls"),

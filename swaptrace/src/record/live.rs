@@ -46,8 +46,10 @@ pub struct RecordOptions {
     pub ring_bytes: Option<u32>,
     /// Use kprobes where fentry would do.
     pub no_fentry: bool,
-    /// Show a progress line on a terminal.
+    /// Keep a live line (events, lost, bytes) on stderr when it is a terminal.
     pub progress: bool,
+    /// Say nothing on stderr (no "recording …" line, no live line).
+    pub quiet: bool,
 }
 
 /// What a finished recording reports.
@@ -280,7 +282,14 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             .ok()
             .flatten()
     });
-    let bar = progress(opts.progress);
+    if !opts.quiet {
+        let n = plans.iter().filter(|p| p.chosen.is_some()).count();
+        eprintln!(
+            "recording {n} metrics to {}; Ctrl-C to stop",
+            opts.output.display()
+        );
+    }
+    let bar = progress(opts.progress && !opts.quiet);
     let deadline = opts.duration.map(|d| tokio::time::Instant::now() + d);
     // The probe wakes us only when 512 KiB are waiting: drain on a timer too.
     let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -317,11 +326,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
                 if let Err(e) = writer.tick() { failure = Some(e.into()); break; }
                 samples.tick(monotonic_ns());
                 if let Some(b) = &bar {
-                    let s = &rec.summary;
-                    b.set_message(format!(
-                        "{:.0}s  faults {}  swap-outs {}  reads {}  lost {}",
-                        started.elapsed().as_secs_f64(), s.faults, s.swap_outs, s.pswpin(), s.lost_total()
-                    ));
+                    b.set_message(live_line(started.elapsed().as_secs_f64(), &writer, &probe));
                 }
             }
         }
@@ -406,8 +411,22 @@ pub(super) fn signal(
     })
 }
 
+/// The live line: records written, events lost so far, bytes on disk.
+fn live_line(secs: f64, w: &TraceWriter, probe: &Probe) -> String {
+    let lost: u64 = probe
+        .stats()
+        .map(|s| s.lost.iter().sum::<u64>() + s.swap_out_gone)
+        .unwrap_or(0);
+    format!(
+        "{secs:.0}s  events {}  lost {lost}  bytes {}",
+        w.records(),
+        w.bytes()
+    )
+}
+
 fn progress(on: bool) -> Option<indicatif::ProgressBar> {
-    if !on {
+    // Only on a terminal: a log file gets no spinner frames.
+    if !on || !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         return None;
     }
     let b = indicatif::ProgressBar::new_spinner();
