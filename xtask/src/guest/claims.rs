@@ -3,7 +3,8 @@
 
 use super::library::{
     free_latency, kernel_version, mode, ra_windows, read_trace, replay_free, replay_swapoff,
-    replay_zswap_text, window_columns_text, CountTable, During, FreeReplay, Loaded, Record,
+    replay_zswap_text, window_columns_text, CountTable, During, FreeReplay, Loaded, Origin, Record,
+    WindowColumn,
 };
 use super::verdict::Verdict;
 use std::collections::BTreeSet;
@@ -195,8 +196,21 @@ fn swapoff_replay(v: &mut Verdict, live: &Loaded, full: &Loaded, live_windows: u
         .ok()
         .and_then(|h| h.counts);
     let mut cols = Vec::new();
-    cols.extend(live_counts.clone().map(|c| ("live".to_string(), c)));
-    cols.extend(so.policies.iter().skip(1).cloned());
+    cols.extend(live_counts.clone().map(|counts| WindowColumn {
+        name: "live".to_string(),
+        origin: Origin::Live,
+        counts,
+    }));
+    cols.extend(
+        so.policies
+            .iter()
+            .skip(1)
+            .map(|(name, counts)| WindowColumn {
+                name: name.clone(),
+                origin: Origin::Replayed,
+                counts: counts.clone(),
+            }),
+    );
     figures(v, &window_columns_text(&cols));
     // Folios written out but still in the swap cache at swapoff are hits
     // there, not reads; the trace cannot tell how many linger, so the

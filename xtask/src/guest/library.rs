@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use swaptrace::replay::ReplayRequest;
-pub use swaptrace::report::{mode, window_columns_text, During};
+pub use swaptrace::report::{mode, window_columns_text, During, Origin, WindowColumn};
 pub use swaptrace::stats::CountTable;
 pub use swaptrace::trace::{Loaded, Record};
 
