@@ -12,7 +12,7 @@ use super::file::{
 use super::{Header, TraceError, FORMAT_V1, FORMAT_VERSION, MAGIC};
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
-use std::io::{BufRead, BufReader, ErrorKind, Read, Seek};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom};
 use std::path::Path;
 
 const HEADER_MAX: u32 = 16 << 20;
@@ -31,6 +31,8 @@ pub struct TraceReader {
     input: BufReader<Box<dyn TraceInput>>,
     /// Offset of the next byte `input` yields.
     pos: u64,
+    /// Length of the input: a payload past it is not allocated.
+    end: u64,
     version: u16,
     header: Header,
     out: VecDeque<Item>,
@@ -78,11 +80,18 @@ impl TraceReader {
     /// the input is not a trace or of an unknown version: a damaged header
     /// is a problem (the first item of [`TraceReader::next_chunk`]) and the
     /// chunks are read with a default header.
-    pub fn new(input: Box<dyn TraceInput>, name: String) -> Result<TraceReader, TraceError> {
+    pub fn new(mut input: Box<dyn TraceInput>, name: String) -> Result<TraceReader, TraceError> {
+        let io = |err| TraceError::Io {
+            path: name.clone(),
+            err,
+        };
+        let end = input.seek(SeekFrom::End(0)).map_err(io)?;
+        input.seek(SeekFrom::Start(0)).map_err(io)?;
         let mut r = TraceReader {
             name,
             input: BufReader::with_capacity(64 << 10, input),
             pos: 0,
+            end,
             version: FORMAT_VERSION,
             header: Header::default(),
             out: VecDeque::new(),
@@ -336,6 +345,11 @@ impl TraceReader {
                  ({CHUNK_RECORDS_MAX} records, {CHUNK_RAW_MAX} bytes)"
             );
             return self.bad(offset, why, false);
+        }
+        if self.pos + len as u64 > self.end {
+            let got = self.end - self.pos;
+            let why = format!("chunk payload has {got} of {len} bytes");
+            return self.bad(offset, why, true);
         }
         let mut payload = vec![0u8; len as usize];
         let got = read_full(&mut self.input, &mut payload)?;
