@@ -164,15 +164,16 @@ impl OutputFile {
         &self.path
     }
 
-    /// Syncs the data and puts the file in place: link(2) when nothing may
-    /// be replaced (fails if something appeared meanwhile), else rename(2).
+    /// Syncs the data and puts the file in place: rename(2), or when nothing
+    /// may be replaced renameat2(RENAME_NOREPLACE) (link(2) where the file
+    /// system lacks it), which fails if something appeared meanwhile.
     pub fn commit(mut self) -> Result<(), OutputError> {
         self.file.sync_all().map_err(io(&self.path))?;
         check(&self.path, &self.policy)?;
         let placed = if self.policy.force {
             std::fs::rename(&self.tmp, &self.path)
         } else {
-            std::fs::hard_link(&self.tmp, &self.path).and_then(|()| std::fs::remove_file(&self.tmp))
+            rename_noreplace(&self.tmp, &self.path)
         };
         match placed {
             Ok(()) => {
@@ -192,5 +193,69 @@ impl Drop for OutputFile {
         if !self.tmp.as_os_str().is_empty() {
             let _ = std::fs::remove_file(&self.tmp);
         }
+    }
+}
+
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(ErrorKind::InvalidInput, e))
+    };
+    let (a, b) = (c(from)?, c(to)?);
+    // SAFETY: both are valid NUL-terminated paths that outlive the call.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EINVAL) | Some(libc::ENOSYS) => {
+            std::fs::hard_link(from, to).and_then(|()| std::fs::remove_file(from))
+        }
+        _ => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_file_that_appears_meanwhile_is_not_replaced_and_nothing_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.swt");
+        let out = OutputFile::create(&path, &OutputPolicy::default(), 0o600).unwrap();
+        out.file().write_all(b"new").unwrap();
+        std::fs::write(&path, b"theirs").unwrap();
+        assert!(matches!(out.commit(), Err(OutputError::Exists { .. })));
+        assert_eq!(std::fs::read(&path).unwrap(), b"theirs");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "the temporary file is removed");
+    }
+
+    #[test]
+    fn a_committed_file_has_its_mode_and_a_dropped_one_vanishes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.swt");
+        let out = OutputFile::create(&path, &OutputPolicy::default(), 0o600).unwrap();
+        out.file().write_all(b"data").unwrap();
+        out.commit().unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let other = dir.path().join("u.swt");
+        drop(OutputFile::create(&other, &OutputPolicy::default(), 0o600).unwrap());
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1);
     }
 }
