@@ -2,7 +2,8 @@
 //! in address order, for tests and benchmarks that need no root.
 
 use crate::trace::{
-    Footer, Header, OutKind, Readahead, Record, SwapEntry, TraceError, TraceWriter, FORMAT_VERSION,
+    Footer, Header, OutKind, OutputPolicy, Readahead, Record, SwapEntry, TraceError, TraceWriter,
+    FORMAT_VERSION,
 };
 use crate::workload::{touch_order, Pattern};
 use std::path::Path;
@@ -191,9 +192,9 @@ pub fn header(spec: &SynthSpec) -> Header {
 
 /// Writes a synthetic trace, record by record as they are made; returns
 /// the number of records.
-pub fn write(spec: &SynthSpec, path: &Path) -> Result<u64, SynthError> {
+pub fn write(spec: &SynthSpec, path: &Path, policy: &OutputPolicy) -> Result<u64, SynthError> {
     spec.check()?;
-    let mut w = TraceWriter::create(path, &header(spec))?;
+    let mut w = TraceWriter::create_with(path, &header(spec), policy)?;
     let mut failed = None;
     generate(spec, |r| {
         if failed.is_none() {
@@ -216,8 +217,9 @@ pub fn write_records(
     header: &Header,
     records: impl IntoIterator<Item = Record>,
     path: &Path,
+    policy: &OutputPolicy,
 ) -> Result<u64, TraceError> {
-    let mut w = TraceWriter::create(path, header)?;
+    let mut w = TraceWriter::create_with(path, header, policy)?;
     for r in records {
         w.push(&r)?;
     }
@@ -309,11 +311,11 @@ mod tests {
                 ..ok.clone()
             },
         ] {
-            let e = write(&bad, &path).unwrap_err();
+            let e = write(&bad, &path, &OutputPolicy::replace()).unwrap_err();
             assert!(matches!(e, SynthError::OutOfRange { .. }), "{e}");
             assert!(!path.exists());
         }
         // 100 swap-outs, 100 faults, 2 address spaces.
-        assert_eq!(write(&ok, &path).unwrap(), 202);
+        assert_eq!(write(&ok, &path, &OutputPolicy::replace()).unwrap(), 202);
     }
 }

@@ -676,12 +676,13 @@ fn an_os_error_is_printed_once() {
     let m = missing.to_str().unwrap();
     let jsonl = dir.path().join("x.jsonl");
     let nodir = dir.path().join("no/such/dir/x.swt");
+    let fresh = dir.path().join("y.jsonl");
     let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
     std::fs::write(&jsonl, jsonl_header(4096)).unwrap();
     for args in [
         vec!["info", m],
         vec!["replay", m],
-        vec!["export", m, "-o", jsonl.to_str().unwrap()],
+        vec!["export", m, "-o", fresh.to_str().unwrap()],
         vec!["export", sample, "-o", nodir.to_str().unwrap()],
         vec![
             "import",
@@ -737,7 +738,7 @@ fn page_sizes_no_kernel_has_are_refused() {
         let mut h = swaptrace::synth::header(&spec);
         h.page_size = size;
         let b = dir.path().join(format!("{size}-bin.swt"));
-        swaptrace::synth::write_records(&h, [], &b).unwrap();
+        swaptrace::synth::write_records(&h, [], &b, &Default::default()).unwrap();
         let (code, _, err) = run(&["info", b.to_str().unwrap()]);
         assert_eq!(code == 0, ok, "info {size}: {err}");
         if !ok {

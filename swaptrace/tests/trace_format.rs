@@ -107,8 +107,13 @@ fn truncated_file_keeps_every_complete_chunk() {
     assert_eq!(t.records.len(), want as usize);
     assert_eq!(t.records[..], recs[..want as usize]);
     assert!(t.footer.is_none());
+    // The cut chunk, then the missing footer (at the end of the file).
     match &t.problems[..] {
-        [TraceError::Truncated { offset, .. }] => assert_eq!(*offset, third.offset),
+        [TraceError::Truncated { offset, .. }, TraceError::Truncated { offset: end, why }] => {
+            assert_eq!(*offset, third.offset);
+            assert_eq!(*end, cut as u64);
+            assert!(why.contains("no footer"), "{why}");
+        }
         p => panic!("want one truncation at {}, got {p:?}", third.offset),
     }
 }

@@ -1,6 +1,7 @@
 //! `cargo xtask setup`: installs what building the eBPF programs needs and
 //! skips what is there: the nightly toolchain with rust-src, LLVM 22
-//! development files and bpf-linker. Every other task runs it first.
+//! development files and bpf-linker; and cargo-fuzz for the fuzz runs.
+//! Every other task runs it first.
 
 use crate::cmd::{installed, is_root, output, run};
 use anyhow::{bail, Result};
@@ -14,6 +15,7 @@ const APT_PACKAGES: &[&str] = &[
     "zlib1g-dev",
 ];
 const BPF_LINKER_VERSION: &str = "0.13.0";
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
 
 fn cargo_bin(name: &str) -> PathBuf {
     let home = std::env::var_os("CARGO_HOME")
@@ -96,6 +98,22 @@ pub fn setup() -> Result<()> {
                     "llvm-22",
                 ])
                 .env("LLVM_PREFIX", "/usr/lib/llvm-22"))?;
+        }
+    }
+    // 4. cargo-fuzz, for the short fuzz runs of `cargo xtask test`.
+    let have = output(Command::new(cargo_bin("cargo-fuzz")).arg("--version"))
+        .or_else(|| output(Command::new("cargo-fuzz").arg("--version")));
+    match have {
+        Some(v) => eprintln!("xtask: cargo-fuzz: present ({})", v.trim()),
+        None => {
+            eprintln!("xtask: installing cargo-fuzz {CARGO_FUZZ_VERSION} (about 2 minutes)");
+            run(Command::new("cargo").args([
+                "install",
+                "cargo-fuzz",
+                "--locked",
+                "--version",
+                CARGO_FUZZ_VERSION,
+            ]))?;
         }
     }
     Ok(())

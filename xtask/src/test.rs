@@ -1,5 +1,6 @@
 //! `cargo xtask test`: formatting, clippy (host and eBPF), the offline build,
-//! every test, then the exact-probe backends in Debian guests under qemu.
+//! every test, a short run of each fuzz target, then the exact-probe
+//! backends in Debian guests under qemu.
 
 use crate::cmd::{is_root, root, run};
 use crate::guest;
@@ -32,6 +33,40 @@ pub fn test(args: &[String]) -> Result<ExitCode> {
     run(Command::new("cargo")
         .args(["test", "--release"])
         .args(&test_args))?;
+    // A short run of each fuzz target (fuzz/): no panic, hang or
+    // allocation over the RSS limit on hostile traces and JSON Lines.
+    fuzz_short()?;
     // The exact-probe backends, in Debian 6.1 and 6.12 guests under qemu.
     Ok(guest::report(guest::guest_test(&guest::Opts::default())))
+}
+
+/// The cargo-fuzz targets of fuzz/Cargo.toml, with their seed directory
+/// under fuzz/seeds.
+pub const FUZZ_TARGETS: &[(&str, &str)] = &[
+    ("trace_reader", "trace"),
+    ("jsonl_import", "jsonl"),
+    ("replay_input", "trace"),
+];
+
+/// 20 s of each fuzz target (nightly), from its corpus (fuzz/corpus, kept
+/// between runs) and the committed seeds.
+fn fuzz_short() -> Result<()> {
+    for (t, seeds) in FUZZ_TARGETS {
+        let corpus = root().join("fuzz/corpus").join(t);
+        std::fs::create_dir_all(&corpus)?;
+        run(Command::new("cargo")
+            .args(["+nightly", "fuzz", "run", "-O", t])
+            .arg("--target-dir")
+            .arg(root().join("target/fuzz"))
+            .arg(&corpus)
+            .arg(root().join("fuzz/seeds").join(seeds))
+            .args([
+                "--",
+                "-max_total_time=20",
+                "-rss_limit_mb=512",
+                "-timeout=10",
+            ])
+            .current_dir(root()))?;
+    }
+    Ok(())
 }

@@ -9,6 +9,9 @@ pub struct Args {
     /// The trace to write.
     #[arg(short, long, default_value = "swaptrace-demo.swt")]
     output: PathBuf,
+    /// Replace an existing trace.
+    #[arg(long)]
+    force: bool,
     /// Anonymous memory the workload touches.
     #[arg(long, default_value = "384M", value_parser = super::parse_size_arg)]
     size: u64,
@@ -44,6 +47,7 @@ pub fn run(_: Args) -> Result<()> {
 pub fn run(a: Args) -> Result<()> {
     use anyhow::{bail, Context};
     use swaptrace::workload::WorkloadSpec;
+    super::output_policy(&a.output, a.force, &[])?;
     if !a.json {
         println!(
             "demo: {} MiB of {} in a {} MiB memory cgroup, {} MiB temporary swap in {}{}",

@@ -1,9 +1,9 @@
 //! `swaptrace export`: a trace as JSON Lines (docs/jsonl.md).
 
-use anyhow::{bail, Context, Result};
-use std::io::BufWriter;
+use anyhow::{bail, Result};
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-use swaptrace::trace::export_jsonl_file;
+use swaptrace::trace::{export_jsonl_file, output::OutputFile};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -15,6 +15,9 @@ pub struct Args {
     /// Output file (default: standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Replace an existing output file.
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -23,15 +26,24 @@ pub fn run(a: Args) -> Result<()> {
     }
     let stats = match &a.output {
         Some(path) => {
-            let f = std::fs::File::create(path)
-                .with_context(|| format!("creating {}", path.display()))?;
-            export_jsonl_file(&a.trace, BufWriter::new(f))?
+            // Written beside the target and renamed into place once whole
+            // (and, with --strict, only when the trace had no problem).
+            let policy = super::output_policy(path, a.force, &[&a.trace])?;
+            let out = OutputFile::create(path, &policy, 0o644)?;
+            let mut w = BufWriter::new(out.file());
+            let stats = export_jsonl_file(&a.trace, &mut w)?;
+            w.flush()?;
+            drop(w);
+            super::warn_problems(&a.trace, stats.problems.iter().cloned())?;
+            out.commit()?;
+            stats
         }
-        None => export_jsonl_file(&a.trace, BufWriter::new(std::io::stdout().lock()))?,
+        None => {
+            let stats = export_jsonl_file(&a.trace, BufWriter::new(std::io::stdout().lock()))?;
+            super::warn_problems(&a.trace, stats.problems.iter().cloned())?;
+            stats
+        }
     };
-    for p in &stats.problems {
-        eprintln!("warning: {p}");
-    }
     eprintln!("exported {} records", stats.records);
     Ok(())
 }

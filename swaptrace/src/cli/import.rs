@@ -10,12 +10,16 @@ pub struct Args {
     /// The trace to write.
     #[arg(short, long)]
     output: PathBuf,
+    /// Replace an existing trace.
+    #[arg(long)]
+    force: bool,
 }
 
 pub fn run(a: Args) -> Result<()> {
+    let policy = super::output_policy(&a.output, a.force, &[&a.input])?;
     let f =
         std::fs::File::open(&a.input).with_context(|| format!("opening {}", a.input.display()))?;
-    let r = swaptrace::trace::import_jsonl(std::io::BufReader::new(f), &a.output)?;
+    let r = swaptrace::trace::import_jsonl(std::io::BufReader::new(f), &a.output, &policy)?;
     for (line, why) in &r.bad_lines {
         eprintln!("{}:{line}: {why}", a.input.display());
     }

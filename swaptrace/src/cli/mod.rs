@@ -19,8 +19,9 @@ mod workload;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use swaptrace::trace::{read_trace, Loaded};
+use swaptrace::trace::{output, read_trace, Loaded, OutputPolicy};
 
 #[derive(Parser)]
 #[command(
@@ -29,8 +30,19 @@ use swaptrace::trace::{read_trace, Loaded};
     about = "Record the Linux swap path with eBPF; replay it offline"
 )]
 pub struct Cli {
+    /// Treat any problem found in a trace (a damaged or missing chunk, no
+    /// footer, a damaged header) as an error: exit 1.
+    #[arg(long, global = true)]
+    strict: bool,
     #[command(subcommand)]
     cmd: Cmd,
+}
+
+/// `--strict`, set once by [`run`].
+static STRICT: AtomicBool = AtomicBool::new(false);
+
+fn strict() -> bool {
+    STRICT.load(Ordering::Relaxed)
 }
 
 #[derive(Subcommand)]
@@ -80,6 +92,7 @@ enum Cmd {
 }
 
 pub fn run(cli: Cli) -> Result<()> {
+    STRICT.store(cli.strict, Ordering::Relaxed);
     match cli.cmd {
         Cmd::Doctor(a) => doctor::run(a),
         Cmd::Record(a) => record::run(a),
@@ -105,10 +118,29 @@ fn load(path: &Path) -> Result<Loaded> {
         e @ swaptrace::trace::TraceError::Io { .. } => anyhow::Error::new(e),
         e => anyhow::Error::new(e).context(format!("reading {}", path.display())),
     })?;
-    for p in &t.problems {
-        eprintln!("warning: {}: {p}", path.display());
-    }
+    warn_problems(path, t.problems.iter().map(|p| p.to_string()))?;
     Ok(t)
+}
+
+/// Warns on stderr about each problem; with `--strict`, any is an error.
+fn warn_problems(path: &Path, problems: impl Iterator<Item = String>) -> Result<()> {
+    let mut n = 0;
+    for p in problems {
+        eprintln!("warning: {}: {p}", path.display());
+        n += 1;
+    }
+    if n > 0 && strict() {
+        anyhow::bail!("{}: {n} problems (--strict)", path.display());
+    }
+    Ok(())
+}
+
+/// Refuses an output that exists (without `--force`), is one of the
+/// inputs, or is a symlink while running as root, before any work.
+fn output_policy(out: &Path, force: bool, inputs: &[&Path]) -> Result<OutputPolicy> {
+    let policy = OutputPolicy::new(force, inputs);
+    output::check(out, &policy)?;
+    Ok(policy)
 }
 
 fn print_json(v: &impl serde::Serialize) -> Result<()> {

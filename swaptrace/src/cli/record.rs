@@ -9,6 +9,9 @@ pub struct Args {
     /// The trace to write (.swt).
     #[arg(short, long)]
     output: PathBuf,
+    /// Replace an existing trace.
+    #[arg(long)]
+    force: bool,
     /// Stop after this long, e.g. 30s, 2m, 500ms [default: until the
     /// command exits, or Ctrl-C].
     #[arg(short, long, value_parser = super::parse_duration)]
@@ -49,6 +52,7 @@ pub(super) fn check_pid(pid: Option<u32>) -> Result<()> {
 
 pub fn run(a: Args) -> Result<()> {
     check_pid(a.pid)?;
+    super::output_policy(&a.output, a.force, &[])?;
     run_checked(a)
 }
 

@@ -9,6 +9,9 @@ pub struct Args {
     /// The trace to write.
     #[arg(short, long)]
     output: PathBuf,
+    /// Replace an existing trace.
+    #[arg(long)]
+    force: bool,
     /// seq, random, strided:K, shuffled-blocks:K or multi:P (P processes).
     #[arg(long, default_value = "shuffled-blocks:16")]
     pattern: SynthPattern,
@@ -45,6 +48,7 @@ pub fn run(a: Args) -> Result<()> {
         memory_pages: a.memory_pages.unwrap_or((a.pages / 4).max(1)),
     };
     spec.check()?;
+    let policy = super::output_policy(&a.output, a.force, &[])?;
     let n = match a.free_devices {
         Some(0) => bail!("--free-devices must be at least 1"),
         Some(devices) => {
@@ -60,9 +64,9 @@ pub fn run(a: Args) -> Result<()> {
                 "synthetic: {} freed entries over {devices} devices, runs of {}",
                 a.pages, a.interleave
             );
-            synth::write_records(&h, records, &a.output)?
+            synth::write_records(&h, records, &a.output, &policy)?
         }
-        None => synth::write(&spec, &a.output)?,
+        None => synth::write(&spec, &a.output, &policy)?,
     };
     println!("wrote {n} records to {}", a.output.display());
     Ok(())

@@ -1,27 +1,37 @@
-//! Trace file writer and reader. A crash loses at most the chunk being
-//! written; the reader reports a bad chunk with its offset and goes on.
+//! Trace file writer, and the whole-trace read. A crash loses at most the
+//! chunk being written; the reader (`reader.rs`) reports a bad chunk with
+//! its offset and goes on.
 
-use super::codec::{decode_records, encode_record, DeltaState};
+use super::codec::{encode_record, DeltaState};
+use super::output::{OutputFile, OutputPolicy};
+use super::reader::TraceReader;
 use super::{Footer, Header, Record, TraceError, FORMAT_VERSION, MAGIC};
 use std::fs::File;
-use std::io::{BufReader, BufWriter, ErrorKind, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-const CHUNK_MAGIC: &[u8; 4] = b"CHNK";
-const CHUNK_HEADER: usize = 24;
-const KIND_RECORDS: u8 = 1;
-const KIND_FOOTER: u8 = 2;
-const CODEC_RAW: u8 = 0;
-const CODEC_ZSTD: u8 = 1;
+pub(super) const CHUNK_MAGIC: &[u8; 4] = b"CHNK";
+/// Chunk header bytes: version 1 has no sequence number.
+pub(super) const CHUNK_HEADER_V1: usize = 24;
+pub(super) const CHUNK_HEADER_V2: usize = 28;
+pub(super) const KIND_RECORDS: u8 = 1;
+pub(super) const KIND_FOOTER: u8 = 2;
+pub(super) const CODEC_RAW: u8 = 0;
+pub(super) const CODEC_ZSTD: u8 = 1;
 /// Uncompressed bytes of records per chunk before it is written.
 const CHUNK_TARGET: usize = 256 << 10;
-/// Largest chunk payload accepted by the reader (guards allocations).
-const CHUNK_MAX: u32 = 64 << 20;
-const HEADER_MAX: u32 = 16 << 20;
+/// Most uncompressed (and stored) bytes one chunk may hold. Writers stay
+/// below it, readers refuse a chunk above it: what one chunk expands to
+/// is bounded, however well it compresses.
+pub const CHUNK_RAW_MAX: u32 = 1 << 20;
+/// Most records one chunk may hold (writers flush at it).
+pub const CHUNK_RECORDS_MAX: u32 = 1 << 18;
 const ZSTD_LEVEL: i32 = 3;
 /// A partly filled chunk is written after this long, so a crash loses little.
 pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// Mode of a new trace: it holds commands and addresses.
+pub const TRACE_MODE: u32 = 0o600;
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TraceError + '_ {
     move |err| TraceError::Io {
@@ -30,9 +40,14 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> TraceError + '_ {
     }
 }
 
+/// Writes a trace (format version 2) to a temporary file beside the
+/// target, put in place by [`TraceWriter::finish`]; dropped before, the
+/// temporary file is removed.
 pub struct TraceWriter {
     path: PathBuf,
     out: BufWriter<File>,
+    file: Option<OutputFile>,
+    seq: u32,
     buf: Vec<u8>,
     st: DeltaState,
     count: u32,
@@ -42,9 +57,19 @@ pub struct TraceWriter {
 }
 
 impl TraceWriter {
+    /// Replaces whatever is at `path` (never an input, nor a symlink as
+    /// root): see [`TraceWriter::create_with`].
     pub fn create(path: &Path, header: &Header) -> Result<TraceWriter, TraceError> {
-        let file = File::create(path).map_err(io_err(path))?;
-        let mut out = BufWriter::new(file);
+        TraceWriter::create_with(path, header, &OutputPolicy::replace())
+    }
+
+    pub fn create_with(
+        path: &Path,
+        header: &Header,
+        policy: &OutputPolicy,
+    ) -> Result<TraceWriter, TraceError> {
+        let file = OutputFile::create(path, policy, TRACE_MODE)?;
+        let mut out = BufWriter::new(file.file().try_clone().map_err(io_err(path))?);
         let json = serde_json::to_vec(header).map_err(|e| TraceError::Header {
             offset: 0,
             why: e.to_string(),
@@ -61,6 +86,8 @@ impl TraceWriter {
         Ok(TraceWriter {
             path: path.to_path_buf(),
             out,
+            file: Some(file),
+            seq: 0,
             buf: Vec::with_capacity(CHUNK_TARGET + 4096),
             st: DeltaState::default(),
             count: 0,
@@ -71,10 +98,29 @@ impl TraceWriter {
     }
 
     pub fn push(&mut self, r: &Record) -> Result<(), TraceError> {
+        let (len, st) = (self.buf.len(), self.st.clone());
         encode_record(&mut self.buf, &mut self.st, r);
+        if self.buf.len() > CHUNK_RAW_MAX as usize {
+            // Over the chunk limit: the record starts a chunk of its own.
+            self.buf.truncate(len);
+            self.st = st;
+            self.flush_chunk()?;
+            encode_record(&mut self.buf, &mut self.st, r);
+            if self.buf.len() > CHUNK_RAW_MAX as usize {
+                let size = self.buf.len();
+                self.buf.clear();
+                self.st = DeltaState::default();
+                return Err(TraceError::Corrupt {
+                    offset: self.bytes,
+                    why: format!(
+                        "a record of {size} bytes is over the chunk limit of {CHUNK_RAW_MAX}"
+                    ),
+                });
+            }
+        }
         self.count += 1;
         self.records += 1;
-        if self.buf.len() >= CHUNK_TARGET {
+        if self.buf.len() >= CHUNK_TARGET || self.count >= CHUNK_RECORDS_MAX {
             self.flush_chunk()?;
         }
         Ok(())
@@ -107,19 +153,30 @@ impl TraceWriter {
             Ok(z) if z.len() < raw.len() => (CODEC_ZSTD, z),
             _ => (CODEC_RAW, raw.to_vec()),
         };
-        let mut h = [0u8; CHUNK_HEADER];
+        if raw.len() > CHUNK_RAW_MAX as usize {
+            return Err(TraceError::Corrupt {
+                offset: self.bytes,
+                why: format!(
+                    "a chunk of {} bytes is over the limit of {CHUNK_RAW_MAX}",
+                    raw.len()
+                ),
+            });
+        }
+        let mut h = [0u8; CHUNK_HEADER_V2];
         h[0..4].copy_from_slice(CHUNK_MAGIC);
         h[4] = kind;
         h[5] = codec;
         h[8..12].copy_from_slice(&count.to_le_bytes());
         h[12..16].copy_from_slice(&(raw.len() as u32).to_le_bytes());
         h[16..20].copy_from_slice(&(payload.len() as u32).to_le_bytes());
+        h[20..24].copy_from_slice(&self.seq.to_le_bytes());
         let crc = chunk_crc(&h, &payload);
-        h[20..24].copy_from_slice(&crc.to_le_bytes());
+        h[24..28].copy_from_slice(&crc.to_le_bytes());
         self.out.write_all(&h).map_err(io_err(&self.path))?;
         self.out.write_all(&payload).map_err(io_err(&self.path))?;
         self.out.flush().map_err(io_err(&self.path))?;
-        self.bytes += (CHUNK_HEADER + payload.len()) as u64;
+        self.bytes += (CHUNK_HEADER_V2 + payload.len()) as u64;
+        self.seq = self.seq.wrapping_add(1);
         Ok(())
     }
 
@@ -132,22 +189,31 @@ impl TraceWriter {
         self.bytes
     }
 
-    /// Writes the remaining records and the footer, and syncs the file.
+    /// Writes the remaining records and the footer (its record count set
+    /// to what was written), syncs the file and puts it in place.
     pub fn finish(mut self, footer: &Footer) -> Result<u64, TraceError> {
         self.flush_chunk()?;
-        let json = serde_json::to_vec(footer).map_err(|e| TraceError::Header {
+        let footer = Footer {
+            records: self.records,
+            ..footer.clone()
+        };
+        let json = serde_json::to_vec(&footer).map_err(|e| TraceError::Header {
             offset: self.bytes,
             why: e.to_string(),
         })?;
         self.write_chunk(KIND_FOOTER, 0, &json)?;
-        self.out.get_ref().sync_all().map_err(io_err(&self.path))?;
+        if let Some(file) = self.file.take() {
+            file.commit()?;
+        }
         Ok(self.bytes)
     }
 }
 
-fn chunk_crc(h: &[u8; CHUNK_HEADER], payload: &[u8]) -> u32 {
+/// CRC-32 of a chunk header without its magic and CRC (version 1: bytes
+/// 4..20; version 2: 4..24, with the sequence number), then the payload.
+pub(super) fn chunk_crc(h: &[u8], payload: &[u8]) -> u32 {
     let mut c = crc32fast::Hasher::new();
-    c.update(&h[4..20]);
+    c.update(&h[4..h.len() - 4]);
     c.update(payload);
     c.finalize()
 }
@@ -165,225 +231,6 @@ pub struct ChunkInfo {
     pub stored_bytes: u32,
     pub raw_bytes: u32,
     pub records: u32,
-}
-
-pub struct TraceReader {
-    path: PathBuf,
-    input: BufReader<Box<dyn Read + Send>>,
-    pos: u64,
-    header: Header,
-    done: bool,
-}
-
-impl TraceReader {
-    pub fn open(path: &Path) -> Result<TraceReader, TraceError> {
-        let file = File::open(path).map_err(io_err(path))?;
-        let mut input: BufReader<Box<dyn Read + Send>> =
-            BufReader::with_capacity(1 << 20, Box::new(file));
-        let mut fixed = [0u8; 20];
-        let n = read_full(&mut input, &mut fixed).map_err(io_err(path))?;
-        if n < 8 || &fixed[..8] != MAGIC {
-            return Err(TraceError::NotATrace);
-        }
-        if n < 20 {
-            return Err(TraceError::Header {
-                offset: n as u64,
-                why: "file ends inside the header".into(),
-            });
-        }
-        let version = u16::from_le_bytes([fixed[8], fixed[9]]);
-        if version != FORMAT_VERSION {
-            return Err(TraceError::Version { found: version });
-        }
-        let len = u32::from_le_bytes([fixed[12], fixed[13], fixed[14], fixed[15]]);
-        let crc = u32::from_le_bytes([fixed[16], fixed[17], fixed[18], fixed[19]]);
-        if len > HEADER_MAX {
-            return Err(TraceError::Header {
-                offset: 12,
-                why: format!("header length {len} is implausible"),
-            });
-        }
-        let mut json = vec![0u8; len as usize];
-        let got = read_full(&mut input, &mut json).map_err(io_err(path))?;
-        if got < json.len() {
-            return Err(TraceError::Header {
-                offset: 20 + got as u64,
-                why: "file ends inside the header".into(),
-            });
-        }
-        if crc32fast::hash(&json) != crc {
-            return Err(TraceError::Header {
-                offset: 20,
-                why: "header checksum mismatch".into(),
-            });
-        }
-        let header: Header = serde_json::from_slice(&json).map_err(|e| TraceError::Header {
-            offset: 20,
-            why: e.to_string(),
-        })?;
-        if !super::page_size_ok(header.page_size) {
-            return Err(TraceError::Header {
-                offset: 20,
-                why: format!(
-                    "page_size {} is not a power of two from 4096 to 1 MiB",
-                    header.page_size
-                ),
-            });
-        }
-        Ok(TraceReader {
-            path: path.to_path_buf(),
-            input,
-            pos: 20 + len as u64,
-            header,
-            done: false,
-        })
-    }
-
-    pub fn header(&self) -> &Header {
-        &self.header
-    }
-
-    /// The next chunk. A corrupt chunk is an error and the reader moves to
-    /// the next chunk magic; `None` at the end of the file.
-    pub fn next_chunk(&mut self) -> Option<Result<(ChunkInfo, ChunkBody), TraceError>> {
-        if self.done {
-            return None;
-        }
-        let offset = self.pos;
-        let mut h = [0u8; CHUNK_HEADER];
-        let n = match read_full(&mut self.input, &mut h) {
-            Ok(n) => n,
-            Err(e) => return self.stop(io_err(&self.path)(e)),
-        };
-        self.pos += n as u64;
-        if n == 0 {
-            self.done = true;
-            return None;
-        }
-        if &h[0..4] != CHUNK_MAGIC {
-            let err = TraceError::Corrupt {
-                offset,
-                why: "bad chunk magic".into(),
-            };
-            return Some(self.resync(&h[1..n], err));
-        }
-        if n < CHUNK_HEADER {
-            return self.stop(TraceError::Truncated {
-                offset,
-                why: format!("chunk header has {n} of {CHUNK_HEADER} bytes"),
-            });
-        }
-        let le = |i: usize| u32::from_le_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]]);
-        let (count, raw_len, len, crc) = (le(8), le(12), le(16), le(20));
-        if len > CHUNK_MAX || raw_len > CHUNK_MAX {
-            let err = TraceError::Corrupt {
-                offset,
-                why: format!("chunk length {len} is implausible"),
-            };
-            return Some(self.resync(&h[4..], err));
-        }
-        let mut payload = vec![0u8; len as usize];
-        let got = match read_full(&mut self.input, &mut payload) {
-            Ok(g) => g,
-            Err(e) => return self.stop(io_err(&self.path)(e)),
-        };
-        self.pos += got as u64;
-        if got < payload.len() {
-            return self.stop(TraceError::Truncated {
-                offset,
-                why: format!("chunk payload has {got} of {len} bytes"),
-            });
-        }
-        if chunk_crc(&h, &payload) != crc {
-            return Some(Err(TraceError::Corrupt {
-                offset,
-                why: "checksum mismatch".into(),
-            }));
-        }
-        let corrupt = |why: String| TraceError::Corrupt { offset, why };
-        let raw = match h[5] {
-            CODEC_RAW => payload,
-            CODEC_ZSTD => match zstd::bulk::decompress(&payload, raw_len as usize) {
-                Ok(r) => r,
-                Err(e) => return Some(Err(corrupt(format!("zstd: {e}")))),
-            },
-            c => return Some(Err(corrupt(format!("unknown codec {c}")))),
-        };
-        let info = ChunkInfo {
-            offset,
-            stored_bytes: len,
-            raw_bytes: raw_len,
-            records: count,
-        };
-        let body = match h[4] {
-            KIND_RECORDS => match decode_records(&raw) {
-                Ok((records, skipped)) => ChunkBody::Records { records, skipped },
-                Err(e) => return Some(Err(corrupt(e))),
-            },
-            KIND_FOOTER => match serde_json::from_slice(&raw) {
-                Ok(f) => ChunkBody::Footer(f),
-                Err(e) => return Some(Err(corrupt(format!("footer: {e}")))),
-            },
-            // A chunk kind from a newer writer: skipped whole.
-            _ => ChunkBody::Records {
-                records: Vec::new(),
-                skipped: count as u64,
-            },
-        };
-        Some(Ok((info, body)))
-    }
-
-    fn stop(&mut self, e: TraceError) -> Option<Result<(ChunkInfo, ChunkBody), TraceError>> {
-        self.done = true;
-        Some(Err(e))
-    }
-
-    /// Scans forward (starting with `seen`, bytes already read) for the next
-    /// chunk magic and leaves the reader there.
-    fn resync(
-        &mut self,
-        seen: &[u8],
-        err: TraceError,
-    ) -> Result<(ChunkInfo, ChunkBody), TraceError> {
-        let mut window: Vec<u8> = seen.to_vec();
-        let mut byte = [0u8; 1];
-        loop {
-            if let Some(i) = window.windows(4).position(|w| w == CHUNK_MAGIC) {
-                let rest = window.split_off(i);
-                self.pos -= rest.len() as u64;
-                let old =
-                    std::mem::replace(&mut self.input, BufReader::new(Box::new(std::io::empty())));
-                self.input = BufReader::new(Box::new(std::io::Cursor::new(rest).chain(old)));
-                return Err(err);
-            }
-            if window.len() > 3 {
-                window.drain(..window.len() - 3);
-            }
-            match self.input.read(&mut byte) {
-                Ok(0) | Err(_) => {
-                    self.done = true;
-                    return Err(err);
-                }
-                Ok(_) => {
-                    self.pos += 1;
-                    window.push(byte[0]);
-                }
-            }
-        }
-    }
-}
-
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match r.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// A whole trace in memory, with what could not be read.
@@ -409,9 +256,22 @@ impl Loaded {
     }
 }
 
-/// Reads every readable chunk. Fails only when the header is unreadable.
+/// Reads every readable chunk. Fails only when the file cannot be opened,
+/// is not a trace or has an unknown version; every problem (a damaged
+/// header, bad or missing chunks, no footer) is in `problems`.
 pub fn read_trace(path: &Path) -> Result<Loaded, TraceError> {
-    let mut r = TraceReader::open(path)?;
+    load(TraceReader::open(path)?)
+}
+
+/// [`read_trace`] of a trace in memory.
+pub fn read_trace_bytes(bytes: Vec<u8>) -> Result<Loaded, TraceError> {
+    load(TraceReader::new(
+        Box::new(std::io::Cursor::new(bytes)),
+        "(memory)".into(),
+    )?)
+}
+
+fn load(mut r: TraceReader) -> Result<Loaded, TraceError> {
     let mut loaded = Loaded {
         header: r.header().clone(),
         records: Vec::new(),

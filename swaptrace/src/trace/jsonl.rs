@@ -2,6 +2,7 @@
 //! for streams from other tracers. Schema: `docs/jsonl.md`.
 
 use super::file::ChunkBody;
+use super::output::OutputPolicy;
 use super::{Footer, Header, Loaded, Record, TraceError, TraceReader, TraceWriter, FORMAT_VERSION};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -146,9 +147,14 @@ pub fn export_jsonl_file<W: Write>(path: &Path, out: W) -> Result<ExportStats, J
 
 /// Reads JSON Lines and writes them as a trace file at `out_path`. Bad lines
 /// are skipped and reported; only I/O errors and an invalid header line fail.
-pub fn import_jsonl<R: BufRead>(mut input: R, out_path: &Path) -> Result<ImportReport, JsonlError> {
+pub fn import_jsonl<R: BufRead>(
+    mut input: R,
+    out_path: &Path,
+    policy: &OutputPolicy,
+) -> Result<ImportReport, JsonlError> {
     let mut st = Import {
         path: out_path,
+        policy,
         writer: None,
         start_ns: 0,
         pending: Vec::new(),
@@ -182,6 +188,7 @@ pub fn import_jsonl<R: BufRead>(mut input: R, out_path: &Path) -> Result<ImportR
 
 struct Import<'p> {
     path: &'p Path,
+    policy: &'p OutputPolicy,
     writer: Option<TraceWriter>,
     start_ns: u64,
     /// Records seen before the writer exists (no header line yet).
@@ -249,7 +256,7 @@ impl Import<'_> {
         }
         h.format_version = FORMAT_VERSION;
         self.start_ns = h.monotonic_start_ns;
-        self.writer = Some(TraceWriter::create(self.path, &h)?);
+        self.writer = Some(TraceWriter::create_with(self.path, &h, self.policy)?);
         Ok(())
     }
 
@@ -279,7 +286,7 @@ impl Import<'_> {
             monotonic_start_ns: start_ns,
             ..minimal_header()
         };
-        let mut w = TraceWriter::create(self.path, &h)?;
+        let mut w = TraceWriter::create_with(self.path, &h, self.policy)?;
         for r in self.pending.drain(..) {
             w.push(&r)?;
         }
@@ -521,7 +528,7 @@ mod tests {
     fn import_str(s: &str) -> (ImportReport, Loaded) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.swaptrace");
-        let report = import_jsonl(s.as_bytes(), &path).unwrap();
+        let report = import_jsonl(s.as_bytes(), &path, &OutputPolicy::replace()).unwrap();
         let t = read_trace(&path).unwrap();
         assert!(t.problems.is_empty(), "{:?}", t.problems);
         (report, t)
@@ -570,7 +577,7 @@ mod tests {
         let text = String::from_utf8(out.clone()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), records.len() + 2);
-        assert!(lines[0].starts_with(r#"{"type":"header","format_version":1,"#));
+        assert!(lines[0].starts_with(r#"{"type":"header","format_version":2,"#));
         assert!(lines[5].starts_with(r#"{"type":"record","kind":"free_batch","ts":2000,"#));
         assert!(lines[5].contains(r#""entries":[{"dev":0,"offset":42},{"dev":1,"offset":7}"#));
         assert!(lines[lines.len() - 1].starts_with(r#"{"type":"footer","#));
@@ -587,7 +594,7 @@ mod tests {
         // The streaming export of the imported file gives the same lines.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.swaptrace");
-        import_jsonl(text.as_bytes(), &path).unwrap();
+        import_jsonl(text.as_bytes(), &path, &OutputPolicy::replace()).unwrap();
         let mut again = Vec::new();
         let stats = export_jsonl_file(&path, &mut again).unwrap();
         assert_eq!(stats.records, records.len() as u64);
@@ -701,14 +708,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.swaptrace");
         let bad = "\n{\"type\":\"header\",\"page_size\":\"big\"}\n";
-        match import_jsonl(bad.as_bytes(), &path) {
+        match import_jsonl(bad.as_bytes(), &path, &OutputPolicy::replace()) {
             Err(JsonlError::Header { line: 2, .. }) => {}
             other => panic!("{other:?}"),
         }
         assert!(!path.exists());
         let odd = r#"{"type":"header","page_size":3000}"#;
         assert!(matches!(
-            import_jsonl(odd.as_bytes(), &path),
+            import_jsonl(odd.as_bytes(), &path, &OutputPolicy::replace()),
             Err(JsonlError::Header { line: 1, .. })
         ));
 

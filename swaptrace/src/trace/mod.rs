@@ -4,22 +4,31 @@
 mod codec;
 mod file;
 mod jsonl;
+pub mod output;
+mod reader;
 mod summary;
 #[cfg(test)]
 mod tests;
 
 pub use codec::{decode_records, encode_record};
-pub use file::{read_trace, ChunkInfo, Loaded, TraceReader, TraceWriter};
+pub use file::{
+    read_trace, read_trace_bytes, ChunkBody, ChunkInfo, Loaded, TraceWriter, CHUNK_RAW_MAX,
+    CHUNK_RECORDS_MAX, TRACE_MODE,
+};
 pub use jsonl::{
     export_jsonl, export_jsonl_file, import_jsonl, ExportStats, ImportReport, JsonlError,
 };
+pub use output::{OutputError, OutputPolicy};
+pub use reader::{TraceInput, TraceReader, PROBLEMS_MAX};
 pub use summary::Summary;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Bumped on any incompatible change of the layout.
-pub const FORMAT_VERSION: u16 = 1;
+/// Bumped on any incompatible change of the layout. Version 2 added chunk
+/// sequence numbers; version 1 is still read.
+pub const FORMAT_VERSION: u16 = 2;
+pub const FORMAT_V1: u16 = 1;
 pub const MAGIC: &[u8; 8] = b"SWPTRACE";
 
 #[derive(Debug, thiserror::Error)]
@@ -30,7 +39,7 @@ pub enum TraceError {
     Io { path: String, err: std::io::Error },
     #[error("not a swaptrace trace (bad magic at offset 0)")]
     NotATrace,
-    #[error("trace format version {found} is not supported (this build reads {FORMAT_VERSION})")]
+    #[error("trace format version {found} is not supported (this build reads {FORMAT_V1} and {FORMAT_VERSION})")]
     Version { found: u16 },
     #[error("corrupt header at offset {offset}: {why}")]
     Header { offset: u64, why: String },
@@ -38,6 +47,8 @@ pub enum TraceError {
     Truncated { offset: u64, why: String },
     #[error("corrupt chunk at offset {offset}: {why}")]
     Corrupt { offset: u64, why: String },
+    #[error(transparent)]
+    Output(#[from] OutputError),
 }
 
 /// A swap entry (`swp_entry_t`): device (type) and page offset on it.

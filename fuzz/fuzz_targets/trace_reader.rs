@@ -1,0 +1,26 @@
+//! Bytes → the trace reader: no panic, bounded chunks, every problem names
+//! an offset inside the input.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use swaptrace::trace::{read_trace_bytes, TraceError, CHUNK_RECORDS_MAX, PROBLEMS_MAX};
+
+fuzz_target!(|data: &[u8]| {
+    let len = data.len() as u64;
+    let Ok(t) = read_trace_bytes(data.to_vec()) else {
+        return;
+    };
+    assert!(t.problems.len() as u64 <= PROBLEMS_MAX + 1);
+    for c in &t.chunks {
+        assert!(c.records <= CHUNK_RECORDS_MAX);
+        assert!(c.offset < len);
+    }
+    for p in &t.problems {
+        match p {
+            TraceError::Header { offset, .. }
+            | TraceError::Truncated { offset, .. }
+            | TraceError::Corrupt { offset, .. } => assert!(*offset <= len, "{p}"),
+            other => panic!("a problem without an offset: {other}"),
+        }
+    }
+});

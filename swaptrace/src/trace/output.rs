@@ -1,0 +1,261 @@
+//! Every file swaptrace writes goes through here: a temporary file in the
+//! target directory (O_CREAT|O_EXCL|O_NOFOLLOW, an unpredictable name,
+//! retried on collision), renamed into place when complete. rename(2) and
+//! link(2) replace or refuse a symlink at the target, never follow it, so a
+//! link planted in a sticky directory is not written through; as root one
+//! is refused outright. An output that is one of the command's inputs (same
+//! device and inode, or the same canonical path) is refused, and an existing
+//! file is only replaced with `force`.
+
+use std::fs::{File, OpenOptions};
+use std::hash::{BuildHasher, Hasher};
+use std::io::ErrorKind;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OutputError {
+    #[error("{path}: {err}")]
+    Io { path: String, err: std::io::Error },
+    #[error("{path} exists (give --force to replace it)")]
+    Exists { path: String },
+    #[error("{path} is also an input ({input}): refusing to write over it")]
+    IsInput { path: String, input: String },
+    #[error("{path} is a symbolic link: refusing to write through it as root")]
+    Symlink { path: String },
+}
+
+/// How an output may be written.
+#[derive(Clone, Debug, Default)]
+pub struct OutputPolicy {
+    /// Replace an existing file.
+    pub force: bool,
+    /// The command's inputs: never written over.
+    pub inputs: Vec<PathBuf>,
+}
+
+impl OutputPolicy {
+    /// Replaces whatever is at the path (but still never an input or a
+    /// symlink as root): what a library caller without a `--force` gets.
+    pub fn replace() -> OutputPolicy {
+        OutputPolicy {
+            force: true,
+            inputs: Vec::new(),
+        }
+    }
+
+    pub fn new(force: bool, inputs: &[&Path]) -> OutputPolicy {
+        OutputPolicy {
+            force,
+            inputs: inputs.iter().map(|p| p.to_path_buf()).collect(),
+        }
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> OutputError + '_ {
+    move |err| OutputError::Io {
+        path: path.display().to_string(),
+        err,
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Refuses `path` when writing it would break `policy`. Called before any
+/// work is done, and again when the file is put in place.
+pub fn check(path: &Path, policy: &OutputPolicy) -> Result<(), OutputError> {
+    let shown = || path.display().to_string();
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == ErrorKind::NotFound => None,
+        Err(e) => return Err(io(path)(e)),
+    };
+    let target = std::fs::metadata(path).ok();
+    let canon = std::fs::canonicalize(path).ok();
+    for input in &policy.inputs {
+        let same_inode = match (&target, std::fs::metadata(input)) {
+            (Some(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        };
+        let same_path = canon.is_some() && canon == std::fs::canonicalize(input).ok();
+        if same_inode || same_path || path == input.as_path() {
+            return Err(OutputError::IsInput {
+                path: shown(),
+                input: input.display().to_string(),
+            });
+        }
+    }
+    let Some(meta) = meta else { return Ok(()) };
+    if meta.file_type().is_symlink() && is_root() {
+        return Err(OutputError::Symlink { path: shown() });
+    }
+    if !policy.force {
+        return Err(OutputError::Exists { path: shown() });
+    }
+    Ok(())
+}
+
+/// A file being written: a temporary name until [`OutputFile::commit`];
+/// removed if dropped before.
+#[derive(Debug)]
+pub struct OutputFile {
+    file: File,
+    tmp: PathBuf,
+    path: PathBuf,
+    policy: OutputPolicy,
+}
+
+impl OutputFile {
+    /// Checks `path` against `policy` and creates the temporary file beside
+    /// it with `mode` (0600 for traces).
+    pub fn create(
+        path: &Path,
+        policy: &OutputPolicy,
+        mode: u32,
+    ) -> Result<OutputFile, OutputError> {
+        check(path, policy)?;
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "out".into());
+        let seed = std::collections::hash_map::RandomState::new();
+        for attempt in 0u32..64 {
+            let mut h = seed.build_hasher();
+            h.write_u32(attempt);
+            h.write_u32(std::process::id());
+            let tmp = dir.join(format!(".{name}.{:016x}.tmp", h.finish()));
+            match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(mode)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+                .open(&tmp)
+            {
+                Ok(file) => {
+                    return Ok(OutputFile {
+                        file,
+                        tmp,
+                        path: path.to_path_buf(),
+                        policy: policy.clone(),
+                    })
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(io(path)(e)),
+            }
+        }
+        Err(io(path)(std::io::Error::new(
+            ErrorKind::AlreadyExists,
+            "no free temporary name after 64 tries",
+        )))
+    }
+
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Syncs the data and puts the file in place: rename(2), or when nothing
+    /// may be replaced renameat2(RENAME_NOREPLACE) (link(2) where the file
+    /// system lacks it), which fails if something appeared meanwhile.
+    pub fn commit(mut self) -> Result<(), OutputError> {
+        self.file.sync_all().map_err(io(&self.path))?;
+        check(&self.path, &self.policy)?;
+        let placed = if self.policy.force {
+            std::fs::rename(&self.tmp, &self.path)
+        } else {
+            rename_noreplace(&self.tmp, &self.path)
+        };
+        match placed {
+            Ok(()) => {
+                self.tmp = PathBuf::new();
+                Ok(())
+            }
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(OutputError::Exists {
+                path: self.path.display().to_string(),
+            }),
+            Err(e) => Err(io(&self.path)(e)),
+        }
+    }
+}
+
+impl Drop for OutputFile {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(ErrorKind::InvalidInput, e))
+    };
+    let (a, b) = (c(from)?, c(to)?);
+    // SAFETY: both are valid NUL-terminated paths that outlive the call.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EINVAL) | Some(libc::ENOSYS) => {
+            std::fs::hard_link(from, to).and_then(|()| std::fs::remove_file(from))
+        }
+        _ => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_file_that_appears_meanwhile_is_not_replaced_and_nothing_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.swt");
+        let out = OutputFile::create(&path, &OutputPolicy::default(), 0o600).unwrap();
+        out.file().write_all(b"new").unwrap();
+        std::fs::write(&path, b"theirs").unwrap();
+        assert!(matches!(out.commit(), Err(OutputError::Exists { .. })));
+        assert_eq!(std::fs::read(&path).unwrap(), b"theirs");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "the temporary file is removed");
+    }
+
+    #[test]
+    fn a_committed_file_has_its_mode_and_a_dropped_one_vanishes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.swt");
+        let out = OutputFile::create(&path, &OutputPolicy::default(), 0o600).unwrap();
+        out.file().write_all(b"data").unwrap();
+        out.commit().unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let other = dir.path().join("u.swt");
+        drop(OutputFile::create(&other, &OutputPolicy::default(), 0o600).unwrap());
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1);
+    }
+}
