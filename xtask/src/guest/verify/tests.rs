@@ -19,7 +19,7 @@ fn synth(path: &Path) {
         seed: 1,
         memory_pages: 64,
     };
-    write(&spec, path).expect("synthetic trace");
+    write(&spec, path, &swaptrace::trace::OutputPolicy::replace()).expect("synthetic trace");
 }
 
 fn check<'a>(v: &'a Verdict, what: &str) -> Option<&'a Check> {
