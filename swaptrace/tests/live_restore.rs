@@ -207,15 +207,16 @@ fn killed_demo_leaves_nothing_after_restore() {
                 !state(&dir).swaps.is_empty()
             }),
             Moment::Recording => {
-                // Not mkswap or losetup: the workload, recorded.
+                // Not mkswap or losetup: the workload, recorded. Its pid is
+                // taken when it is seen: a fast run may end before the kill.
                 wait_for("the workload", Duration::from_secs(60), || {
-                    children(pid).iter().any(|(k, _)| {
+                    kids = children(pid);
+                    kids.iter().any(|(k, _)| {
                         std::fs::read(format!("/proc/{k}/cmdline"))
                             .is_ok_and(|c| c.windows(9).any(|w| w == b"\0workload"))
                     })
                 });
-                std::thread::sleep(Duration::from_millis(1500));
-                kids = children(pid);
+                std::thread::sleep(Duration::from_millis(300));
             }
         }
         let during = state(&dir);
