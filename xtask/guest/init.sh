@@ -47,7 +47,7 @@ for d in vda vdb; do
 	echo "$d rotational=$(cat /sys/block/$d/queue/rotational 2>/dev/null)"
 done > /out/disks
 
-grep -E ' (last_readahead_pages|swapin_readahead_hits|swapcache_free_entries|zswap_writeback_entry|zswap_folio_swapin|shrink_memcg_cb)' /proc/kallsyms > /out/kallsyms.txt
+grep -E ' (last_readahead_pages|swapin_readahead_hits|swapcache_free_entries|swap_entries_free|__swap_cluster_free_entries|swap_update_readahead|zswap_writeback_entry|zswap_folio_swapin|shrink_memcg_cb)' /proc/kallsyms > /out/kallsyms.txt
 cat /proc/meminfo > /out/meminfo
 
 # Workloads run in a memory cgroup (v2) so that most of SIZE goes to swap;

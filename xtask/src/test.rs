@@ -32,6 +32,6 @@ pub fn test(args: &[String]) -> Result<ExitCode> {
     run(Command::new("cargo")
         .args(["test", "--release"])
         .args(&test_args))?;
-    // The exact-probe backends, in Debian 6.1 and 6.12 guests under qemu.
+    // The exact-probe backends, in Debian 6.1, 6.12, 6.18 and 7.3 guests under qemu.
     Ok(guest::report(guest::guest_test(&guest::Opts::default())))
 }

@@ -229,6 +229,20 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     put(K_VMF_ADDRESS, off("vm_fault", "address"));
     put(K_VMF_ORIG_PTE, off("vm_fault", "orig_pte"));
     put(K_VMF_VMA, off("vm_fault", "vma"));
+    put(
+        K_PG_READAHEAD,
+        btf.enum_value(Some("pageflags"), "PG_readahead")
+            .map(|v| v as u64)
+            .map_err(|e| e.to_string()),
+    );
+    put(K_SI_TYPE, off("swap_info_struct", "type"));
+    put(K_SI_CLUSTER_INFO, off("swap_info_struct", "cluster_info"));
+    put(
+        K_CI_SIZE,
+        btf.type_size("swap_cluster_info")
+            .map(u64::from)
+            .map_err(|e| e.to_string()),
+    );
     put(K_FILTER_TGID, Ok(cfg.filter_pid.unwrap_or(0) as u64));
     put(K_FILTER_CGROUP, Ok(cfg.filter_cgroup.unwrap_or(0)));
     put(K_PAGE_SHIFT, Ok(super::page_size().trailing_zeros() as u64));

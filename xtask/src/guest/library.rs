@@ -37,7 +37,7 @@ pub fn ra_windows(t: &Loaded, during: During) -> Result<Hist, String> {
     hist(t, swaptrace::report::HistMetric::RaWindow, during)
 }
 
-/// `swapcache_free_entries()` latencies.
+/// Free-batch latencies (`swapcache_free_entries()`, or one cluster's range on 6.15+).
 pub fn free_latency(t: &Loaded) -> Result<Hist, String> {
     hist(t, swaptrace::report::HistMetric::FreeLatency, During::All)
 }
@@ -101,12 +101,14 @@ pub struct FreeReplay {
     pub unsorted: FreeLocks,
     pub sorted: FreeLocks,
     pub per_device: FreeLocks,
+    /// One lock per cluster of a batch (6.15+).
+    pub per_cluster: FreeLocks,
 }
 
 pub fn replay_free(t: &Loaded) -> Result<FreeReplay, String> {
     use swaptrace::replay::free::{self, FreeError};
     let req = ReplayRequest {
-        policies: Some("unsorted,sorted,per-device"),
+        policies: Some("unsorted,sorted,per-device,per-cluster"),
         ..ReplayRequest::default()
     };
     let (live, m) = match free::run(t, &req).map_err(|e| e.to_string())? {
@@ -126,5 +128,6 @@ pub fn replay_free(t: &Loaded) -> Result<FreeReplay, String> {
         unsorted: locks(0)?,
         sorted: locks(1)?,
         per_device: locks(2)?,
+        per_cluster: locks(3)?,
     })
 }
