@@ -175,7 +175,9 @@ macro_rules! kernel_constants {
             K_LAST_RA_ADDR = u64::MAX,
             /// `swapin_readahead_hits`.
             K_RA_HITS_ADDR = u64::MAX,
-            /// 1 when the zswap functions return int 0 on success (frontswap, <= 6.5).
+            /// Which zswap functions return int 0 on success (else bool true):
+            /// bit 0 the load (frontswap <= 6.5, zswap_load 6.15+), bit 1 the
+            /// store (frontswap only).
             K_ZSWAP_RET_INT = 0,
             /// `vm_fault` members: `address`, `orig_pte`, `vma`.
             K_VMF_ADDRESS = u64::MAX,

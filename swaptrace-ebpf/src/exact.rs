@@ -439,7 +439,9 @@ fn zswap(ret: u64, load: bool, flags: u8) {
     if !selected() {
         return;
     }
-    let ok = if g(&K_ZSWAP_RET_INT) == 1 {
+    // Bit 0: loads return int 0 on success, bit 1: stores do (else bool).
+    let int = (g(&K_ZSWAP_RET_INT) >> if load { 0 } else { 1 }) & 1 == 1;
+    let ok = if int {
         ret & 0xffff_ffff == 0
     } else {
         ret & 0xff != 0

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BOOT_TIMEOUT: Duration = Duration::from_secs(600);
+const BOOT_TIMEOUT: Duration = Duration::from_secs(1800);
 const SWAP_DISK: u64 = 1 << 30;
 const OUT_DISK: u64 = 256 << 20;
 

@@ -131,3 +131,37 @@ pub fn replay_free(t: &Loaded) -> Result<FreeReplay, String> {
         per_cluster: locks(3)?,
     })
 }
+
+/// One row of `record`'s comparison with /proc/vmstat, rebuilt from a trace.
+pub struct VmstatRow {
+    pub what: &'static str,
+    pub recorded: u64,
+    pub counter: &'static str,
+    pub kernel: i64,
+    pub error_pct: Option<f64>,
+}
+
+/// The rows `record` printed for `t`: its records summed as the recorder
+/// sums them, against the vmstat deltas of its header and footer.
+pub fn vmstat_rows(t: &Loaded) -> Vec<VmstatRow> {
+    let mut summary = swaptrace::trace::Summary::default();
+    for r in &t.records {
+        summary.add(r);
+    }
+    let delta: BTreeMap<String, i64> = t
+        .header
+        .vmstat_start
+        .keys()
+        .filter_map(|k| t.vmstat_delta(k).map(|d| (k.clone(), d)))
+        .collect();
+    swaptrace::report::vmstat_check(&summary, &delta)
+        .into_iter()
+        .map(|r| VmstatRow {
+            what: r.what,
+            recorded: r.recorded,
+            counter: r.counter,
+            kernel: r.kernel,
+            error_pct: r.error_pct,
+        })
+        .collect()
+}
