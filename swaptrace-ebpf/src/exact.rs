@@ -19,6 +19,7 @@ use aya_ebpf::{
     macros::{fentry, fexit, kprobe, kretprobe, map},
     maps::{LruHashMap, PerCpuArray},
     programs::{FEntryContext, FExitContext, ProbeContext, RetProbeContext},
+    EbpfContext,
 };
 use swaptrace_common::{exact, kind, FreeBatchEvent, FREE_BATCH_MAX};
 
@@ -400,9 +401,18 @@ pub fn free_range_kprobe(ctx: ProbeContext) -> u32 {
     0
 }
 
+/// Argument `i` of an fentry program as a plain number: the verifier types
+/// BTF pointer arguments and refuses arithmetic on them (`ci - base`).
+#[inline(always)]
+fn scalar_arg(ctx: &FEntryContext, i: usize) -> u64 {
+    let p = (ctx.as_ptr() as *const u64).wrapping_add(i);
+    // SAFETY: the helper reads the trampoline's argument slot.
+    unsafe { bpf_probe_read_kernel(p) }.unwrap_or(0)
+}
+
 #[fentry(function = "__swap_cluster_free_entries")]
 pub fn free_cluster_fentry(ctx: FEntryContext) -> u32 {
-    let e = cluster_entry(ctx.arg::<u64>(0), ctx.arg::<u64>(1), ctx.arg::<u64>(2));
+    let e = cluster_entry(scalar_arg(&ctx, 0), scalar_arg(&ctx, 1), ctx.arg::<u64>(2));
     free_range_enter(e, ctx.arg::<u64>(3));
     0
 }

@@ -201,7 +201,7 @@ const EXACT_FAULT: [AttachPoint; 4] = [
             p("read_fentry", Fentry, "swap_read_folio"),
         ],
         note: "entry from vmf->orig_pte; reads counted inside the fault",
-        seen: None,
+        seen: Some(("6.12", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -221,7 +221,7 @@ const EXACT_FAULT: [AttachPoint; 4] = [
             p("read_fentry", Fentry, "swap_readpage"),
         ],
         note: "entry from vmf->orig_pte; reads counted inside the fault",
-        seen: None,
+        seen: Some(("6.1", "6.1")),
         silences: &[],
     },
     AttachPoint {
@@ -241,7 +241,7 @@ const EXACT_FAULT: [AttachPoint; 4] = [
             p("read_kprobe", Kprobe, "swap_read_folio"),
         ],
         note: "entry from vmf->orig_pte; reads counted inside the fault",
-        seen: None,
+        seen: Some(("6.12", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -261,7 +261,7 @@ const EXACT_FAULT: [AttachPoint; 4] = [
             p("read_kprobe", Kprobe, "swap_readpage"),
         ],
         note: "entry from vmf->orig_pte; reads counted inside the fault",
-        seen: None,
+        seen: Some(("6.1", "6.1")),
         silences: &[],
     },
 ];
@@ -302,7 +302,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             "mm_vmscan_write_folio",
         )],
         note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm",
-        seen: None,
+        seen: Some(("6.12", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -325,7 +325,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             "mm_vmscan_write_folio",
         )],
         note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm",
-        seen: None,
+        seen: Some(("6.1", "6.1")),
         silences: &[],
     },
     // swap-fault
@@ -341,7 +341,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "entry joined from the swap-out of the same page",
-        seen: None,
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     // swap-read
@@ -356,7 +356,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "",
-        seen: None,
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     // ra-window
@@ -390,7 +390,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("ra_fexit", Fexit, "swap_cluster_readahead"),
         ],
         note: "swapin_nr_pages() is inlined: its result is read from its static",
-        seen: None,
+        seen: Some(("6.1", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -409,7 +409,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("ra_kretprobe", Kretprobe, "swap_cluster_readahead"),
         ],
         note: "swapin_nr_pages() is inlined: its result is read from its static",
-        seen: None,
+        seen: Some(("6.1", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -419,7 +419,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "pages actually read: the window less pages already cached",
-        seen: None,
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     // swap-cache-hit
@@ -439,7 +439,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("cache_fexit", Fexit, "swap_cache_get_folio"),
         ],
         note: "readahead hit when swapin_readahead_hits grew",
-        seen: None,
+        seen: Some(("6.1", "6.12")),
         silences: &[],
     },
     SWAP_CACHE_HIT_618[1],
@@ -459,7 +459,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("cache_kretprobe", Kretprobe, "swap_cache_get_folio"),
         ],
         note: "readahead hit when swapin_readahead_hits grew",
-        seen: None,
+        seen: Some(("6.1", "6.12")),
         silences: &[],
     },
     AttachPoint {
@@ -469,7 +469,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "",
-        seen: None,
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     // free-latency
@@ -487,7 +487,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("free_fexit", Fexit, "swapcache_free_entries"),
         ],
         note: "",
-        seen: None,
+        seen: Some(("6.1", "6.12")),
         silences: &[],
     },
     AttachPoint {
@@ -504,7 +504,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("free_kretprobe", Kretprobe, "swapcache_free_entries"),
         ],
         note: "",
-        seen: None,
+        seen: Some(("6.1", "6.12")),
         silences: &[],
     },
     FREE_RANGE[0],
@@ -523,7 +523,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("rss_stat", RawTracepoint, "rss_stat")],
         note: "not swapcache_free_entries: swap entries freed by zap_pte_range(), a PTE table at a time",
-        seen: None,
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     // zswap
@@ -542,7 +542,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_fexit", Fexit, "zswap_load"),
         ],
         note: "",
-        seen: None,
+        seen: Some(("6.12", "6.12")),
         silences: &[],
     },
     AttachPoint {
@@ -560,7 +560,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_fexit", Fexit, "zswap_frontswap_load"),
         ],
         note: "",
-        seen: None,
+        seen: Some(("6.1", "6.1")),
         silences: &[],
     },
     AttachPoint {
@@ -578,7 +578,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_kretprobe", Kretprobe, "zswap_load"),
         ],
         note: "",
-        seen: None,
+        seen: Some(("6.12", "6.12")),
         silences: &[],
     },
     AttachPoint {
@@ -596,7 +596,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_kretprobe", Kretprobe, "zswap_frontswap_load"),
         ],
         note: "",
-        seen: None,
+        seen: Some(("6.1", "6.1")),
         silences: &[],
     },
     AttachPoint {
@@ -612,7 +612,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: FAULT_PROGS,
         note: "stores that are rejected are not seen",
-        seen: None,
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     // zswap-writeback
@@ -627,7 +627,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("zswap_wb_fexit", Fexit, "zswap_writeback_entry")],
         note: "0 returned: one page written back",
-        seen: None,
+        seen: Some(("6.12", "6.12")),
         silences: &[K_EV_ZSWPWB],
     },
     AttachPoint {
@@ -641,7 +641,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("zswap_wb_kretprobe", Kretprobe, "zswap_writeback_entry")],
         note: "0 returned: one page written back",
-        seen: None,
+        seen: Some(("6.12", "6.12")),
         silences: &[K_EV_ZSWPWB],
     },
     AttachPoint {
@@ -655,7 +655,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("count_memcg_events", RawTracepoint, "count_memcg_events")],
         note: "",
-        seen: None,
+        seen: Some(("6.18", "7.3")),
         silences: &[],
     },
     // khugepaged
@@ -676,7 +676,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             "mm_collapse_huge_page_swapin",
         )],
         note: "",
-        seen: None,
+        seen: Some(("6.1", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -707,7 +707,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             ),
         ],
         note: "fields at the offsets of the tracepoints' format files",
-        seen: None,
+        seen: Some(("6.1", "7.3")),
         silences: &[],
     },
     // reclaim
@@ -744,7 +744,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             ),
         ],
         note: "",
-        seen: None,
+        seen: Some(("6.1", "7.3")),
         silences: &[],
     },
     // swapoff
@@ -770,7 +770,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             ),
         ],
         note: "",
-        seen: None,
+        seen: Some(("6.1", "7.3")),
         silences: &[],
     },
 ];

@@ -22,7 +22,7 @@ pub const SWAP_CACHE_HIT_618: [AttachPoint; 2] = [
         ],
         progs: &[p("cache_ra_fentry", Fentry, "swap_update_readahead")],
         note: "hits only (misses are not seen); readahead hit = PG_readahead set, as SWAP_RA_HIT",
-        seen: None,
+        seen: Some(("6.18", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -39,7 +39,7 @@ pub const SWAP_CACHE_HIT_618: [AttachPoint; 2] = [
         ],
         progs: &[p("cache_ra_kprobe", Kprobe, "swap_update_readahead")],
         note: "hits only (misses are not seen); readahead hit = PG_readahead set, as SWAP_RA_HIT",
-        seen: None,
+        seen: Some(("6.18", "7.3")),
         silences: &[],
     },
 ];
@@ -61,7 +61,7 @@ pub const FREE_RANGE: [AttachPoint; 4] = [
             p("free_range_fexit", Fexit, "swap_entries_free"),
         ],
         note: "one call per cluster, under its lock: entries entry..entry+nr",
-        seen: None,
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     AttachPoint {
@@ -100,7 +100,7 @@ pub const FREE_RANGE: [AttachPoint; 4] = [
             p("free_range_kretprobe", Kretprobe, "swap_entries_free"),
         ],
         note: "one call per cluster, under its lock: entries entry..entry+nr",
-        seen: None,
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     AttachPoint {
@@ -127,7 +127,35 @@ pub const FREE_RANGE: [AttachPoint; 4] = [
             ),
         ],
         note: "one call per cluster, under its lock: cluster index from ci - si->cluster_info",
-        seen: None,
+        seen: Some(("7.3", "7.3")),
         silences: &[],
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::super::table::{Req, ATTACH_POINTS};
+
+    fn version(v: &str) -> (u32, u32) {
+        crate::trace::kernel_version(v)
+    }
+
+    #[test]
+    fn seen_ranges_are_ordered_and_only_on_built_rows() {
+        let mut seen = 0;
+        for ap in ATTACH_POINTS {
+            let built = !ap.requires.iter().any(|r| matches!(r, Req::Built(false)));
+            if let Some((first, last)) = ap.seen {
+                seen += 1;
+                assert!(built, "{}: seen but not built", ap.attach);
+                assert!(version(first) != (0, 0), "{}: {first}", ap.attach);
+                assert!(
+                    version(first) <= version(last),
+                    "{}: {first} > {last}",
+                    ap.attach
+                );
+            }
+        }
+        assert!(seen > 20, "{seen} rows seen");
+    }
+}
