@@ -227,7 +227,7 @@ fn trixie_apt_config(base: &Path) -> Result<PathBuf> {
     let have = fs::read_dir(&lists)
         .map(|d| {
             d.filter_map(|e| e.ok())
-                .any(|e| e.file_name().to_string_lossy().ends_with("_Packages"))
+                .any(|e| e.file_name().to_string_lossy().contains("_Packages"))
         })
         .unwrap_or(false);
     if !have {
