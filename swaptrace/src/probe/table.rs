@@ -627,7 +627,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("zswap_wb_fexit", Fexit, "zswap_writeback_entry")],
         note: "0 returned: one page written back",
-        seen: Some(("6.12", "6.12")),
+        seen: Some(("6.1", "6.12")),
         silences: &[K_EV_ZSWPWB],
     },
     AttachPoint {
@@ -641,7 +641,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("zswap_wb_kretprobe", Kretprobe, "zswap_writeback_entry")],
         note: "0 returned: one page written back",
-        seen: Some(("6.12", "6.12")),
+        seen: Some(("6.1", "6.12")),
         silences: &[K_EV_ZSWPWB],
     },
     AttachPoint {

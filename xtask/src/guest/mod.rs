@@ -202,3 +202,22 @@ pub fn report(result: Result<Verdict>) -> ExitCode {
         ExitCode::FAILURE
     }
 }
+
+#[cfg(test)]
+mod sel_tests {
+    use super::{KernelSel, Series, Wanted};
+
+    #[test]
+    fn kernel_selection_parses_series_all_and_releases() {
+        let p = |s: &str| s.parse::<KernelSel>();
+        assert_eq!(p("all").map(|k| k.wanted().len()), Ok(4));
+        assert_eq!(p("7.3"), Ok(KernelSel::One(Wanted::Series(Series::V7_3))));
+        assert_eq!(p("6.18"), Ok(KernelSel::One(Wanted::Series(Series::V6_18))));
+        assert_eq!(
+            p("6.18.9+deb13-amd64"),
+            Ok(KernelSel::One(Wanted::Release("6.18.9+deb13-amd64".into())))
+        );
+        assert!(p("6.13").is_err());
+        assert!(p("").is_err());
+    }
+}
