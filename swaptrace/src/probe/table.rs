@@ -542,7 +542,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_fexit", Fexit, "zswap_load"),
         ],
         note: "",
-        seen: Some(("6.12", "6.12")),
+        seen: Some(("6.12", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -578,7 +578,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_kretprobe", Kretprobe, "zswap_load"),
         ],
         note: "",
-        seen: Some(("6.12", "6.12")),
+        seen: Some(("6.12", "7.3")),
         silences: &[],
     },
     AttachPoint {

@@ -83,7 +83,7 @@ pub const FREE_RANGE: [AttachPoint; 4] = [
             p("free_cluster_fexit", Fexit, "__swap_cluster_free_entries"),
         ],
         note: "one call per cluster, under its lock: cluster index from ci - si->cluster_info",
-        seen: None,
+        seen: Some(("7.3", "7.3")),
         silences: &[],
     },
     AttachPoint {
