@@ -172,12 +172,25 @@ macro_rules! kernel_constants {
             K_LAST_RA_ADDR = u64::MAX,
             /// `swapin_readahead_hits`.
             K_RA_HITS_ADDR = u64::MAX,
-            /// 1 when the zswap functions return int 0 on success (frontswap, <= 6.5).
+            /// Which zswap functions return int 0 on success (else bool true):
+            /// bit 0 the load (frontswap <= 6.5, zswap_load 6.15+), bit 1 the
+            /// store (frontswap only).
             K_ZSWAP_RET_INT = 0,
             /// `vm_fault` members: `address`, `orig_pte`, `vma`.
             K_VMF_ADDRESS = u64::MAX,
             K_VMF_ORIG_PTE = u64::MAX,
             K_VMF_VMA = u64::MAX,
+            /// `PG_readahead` of `enum pageflags` (the bit
+            /// `swap_update_readahead()` tests and clears, 6.18+).
+            K_PG_READAHEAD = u64::MAX,
+            /// `swap_info_struct.type` and `.cluster_info`, and the size of
+            /// `struct swap_cluster_info`: a cluster's entries from its
+            /// pointer (`__swap_cluster_free_entries`, 7.x).
+            K_SI_TYPE = u64::MAX,
+            K_SI_CLUSTER_INFO = u64::MAX,
+            K_CI_SIZE = u64::MAX,
+            /// `SWAPFILE_CLUSTER`: pages per swap cluster (HPAGE_PMD_NR with THP_SWAP).
+            K_SWAPFILE_CLUSTER = 512,
         }
     };
 }
@@ -237,9 +250,13 @@ pub mod exact {
     /// SWAP_FAULT from `do_swap_page`: `entry` is the swap entry of the PTE,
     /// `nr` the swap reads made inside it.
     pub const ENTRY: u8 = 1 << 6;
+    /// FREE_BATCH of one call freeing a range (`swap_entries_free`,
+    /// `__swap_cluster_free_entries`, 6.15+): `entry` is the first entry,
+    /// `nr` the count, no entry array.
+    pub const RANGE: u8 = 1 << 7;
 }
 
-/// Largest batch of `swapcache_free_entries` (SWAP_BATCH).
+/// Largest batch of `swapcache_free_entries` (SWAP_BATCH); ranges ([`exact::RANGE`]) are not bounded by it.
 pub const FREE_BATCH_MAX: usize = 64;
 
 /// A FREE_BATCH event: the common head (`nr` entries, `aux` latency in ns,

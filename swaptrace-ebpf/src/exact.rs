@@ -5,8 +5,9 @@
 //! `K_*_ADDR` globals.
 
 use crate::konst::{
-    K_LAST_RA_ADDR, K_RA_HITS_ADDR, K_VMA_MM, K_VMF_ADDRESS, K_VMF_ORIG_PTE, K_VMF_VMA,
-    K_ZSWAP_RET_INT,
+    K_CI_SIZE, K_FOLIO_FLAGS, K_FOLIO_SWAP, K_LAST_RA_ADDR, K_PG_READAHEAD, K_RA_HITS_ADDR,
+    K_SI_CLUSTER_INFO, K_SI_TYPE, K_SWAPFILE_CLUSTER, K_VMA_MM, K_VMF_ADDRESS, K_VMF_ORIG_PTE,
+    K_VMF_VMA, K_ZSWAP_RET_INT,
 };
 use crate::swap::{
     count_lost, emit, event, g, known, read_u64, selected, tid, BPF_RB_AVAIL_DATA,
@@ -18,12 +19,14 @@ use aya_ebpf::{
     macros::{fentry, fexit, kprobe, kretprobe, map},
     maps::{LruHashMap, PerCpuArray},
     programs::{FEntryContext, FExitContext, ProbeContext, RetProbeContext},
+    EbpfContext,
 };
 use swaptrace_common::{exact, kind, FreeBatchEvent, FREE_BATCH_MAX};
 
 const RA: u64 = 1;
 const CACHE: u64 = 2;
 const FREE: u64 = 3;
+const FREE_RANGE: u64 = 5;
 
 /// State kept from a function's entry to its return, per task and function.
 #[repr(C)]
@@ -170,6 +173,42 @@ pub fn cache_fexit(ctx: FExitContext) -> u32 {
     0
 }
 
+// ---- swap-cache hit (6.18+): swap_update_readahead(folio, vma, addr) ----
+
+/// `swap_update_readahead()` runs for each folio found in the swap cache at
+/// swap-in; it clears PG_readahead (`folio_test_clear_readahead`) and counts
+/// SWAP_RA_HIT when it was set, so the bit read at entry is the readahead hit.
+#[inline(always)]
+fn cache_hit(folio: u64, flags: u8) {
+    if !selected() {
+        return;
+    }
+    let mut ev = event(kind::CACHE_LOOKUP, unsafe { bpf_ktime_get_ns() });
+    ev.entry = read_u64(folio, g(&K_FOLIO_SWAP)).unwrap_or(0);
+    ev.flags = flags | exact::HIT;
+    let bit = g(&K_PG_READAHEAD);
+    if bit < 64 {
+        if let Some(f) = read_u64(folio, g(&K_FOLIO_FLAGS)) {
+            if (f >> bit) & 1 != 0 {
+                ev.flags |= exact::RA_HIT;
+            }
+        }
+    }
+    emit(ev);
+}
+
+#[kprobe]
+pub fn cache_ra_kprobe(ctx: ProbeContext) -> u32 {
+    cache_hit(ctx.arg::<u64>(0).unwrap_or(0), 0);
+    0
+}
+
+#[fentry(function = "swap_update_readahead")]
+pub fn cache_ra_fentry(ctx: FEntryContext) -> u32 {
+    cache_hit(ctx.arg::<u64>(0), exact::FENTRY);
+    0
+}
+
 // ---- free batches: swapcache_free_entries(entries, n) ----
 
 /// A batch's entries as passed in: the kernel sorts them by device inside
@@ -207,14 +246,20 @@ fn free_enter(entries: u64, n: u64) {
     }
 }
 
+/// A free batch at return: the entries copied at entry, or (`range`) the
+/// range `s.a` (first entry) + `s.b` (count) of one cluster.
 #[inline(always)]
-fn free_exit(s: Stash, flags: u8) {
+fn free_exit(s: Stash, flags: u8, range: bool) {
     let Some(mut slot) = EVENTS.reserve::<FreeBatchEvent>(0) else {
         count_lost(kind::FREE_BATCH);
         return;
     };
     let now = unsafe { bpf_ktime_get_ns() };
-    let n = (s.b as usize).min(FREE_BATCH_MAX);
+    let n = if range {
+        (s.b & 0xffff_ffff) as usize
+    } else {
+        (s.b as usize).min(FREE_BATCH_MAX)
+    };
     let pid_tgid = bpf_get_current_pid_tgid();
     let p = slot.as_mut_ptr();
     // SAFETY: `p` is the reserved slot; the entries are read by the helper,
@@ -223,11 +268,11 @@ fn free_exit(s: Stash, flags: u8) {
         let mut head = event(kind::FREE_BATCH, s.ts);
         head.nr = n as u32;
         head.aux = now.saturating_sub(s.ts).min(u32::MAX as u64) as u32;
-        head.flags = flags;
+        head.flags = flags | if range { exact::RANGE } else { 0 };
         (*p).head.ts_ns = head.ts_ns;
         (*p).head.mm = 0;
         (*p).head.addr = 0;
-        (*p).head.entry = 0;
+        (*p).head.entry = if range { s.a } else { 0 };
         (*p).head.tid = pid_tgid as u32;
         (*p).head.pid = (pid_tgid >> 32) as u32;
         (*p).head.nr = head.nr;
@@ -236,6 +281,26 @@ fn free_exit(s: Stash, flags: u8) {
         (*p).head.flags = head.flags;
         (*p).head._pad = [0; 6];
         (*p).head.comm = aya_ebpf::helpers::bpf_get_current_comm().unwrap_or([0; 16]);
+        if range {
+            // No entry array: zeroed, not left with stale ring memory.
+            core::ptr::write_bytes(core::ptr::addr_of_mut!((*p).entries), 0, 1);
+        } else {
+            copy_entries(p, n);
+        }
+    }
+    let wake = if EVENTS.query(BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES {
+        BPF_RB_FORCE_WAKEUP
+    } else {
+        BPF_RB_NO_WAKEUP
+    };
+    slot.submit(wake);
+}
+
+/// Copies the `n` entries stashed at entry into the event (none if gone).
+#[inline(always)]
+unsafe fn copy_entries(p: *mut FreeBatchEvent, n: usize) {
+    // SAFETY: the caller's reserved slot; the helper checks the source.
+    unsafe {
         let dst = core::ptr::addr_of_mut!((*p).entries).cast::<core::ffi::c_void>();
         let size = (n * 8) as u32;
         // The entries as they came in; without them, none (not the sorted ones).
@@ -247,12 +312,6 @@ fn free_exit(s: Stash, flags: u8) {
         }
         let _ = FREE_ENTRIES.remove(tid());
     }
-    let wake = if EVENTS.query(BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES {
-        BPF_RB_FORCE_WAKEUP
-    } else {
-        BPF_RB_NO_WAKEUP
-    };
-    slot.submit(wake);
 }
 
 #[kprobe]
@@ -268,7 +327,7 @@ pub fn free_kprobe(ctx: ProbeContext) -> u32 {
 #[kretprobe]
 pub fn free_kretprobe(_ctx: RetProbeContext) -> u32 {
     if let Some(s) = unstash(FREE) {
-        free_exit(s, 0);
+        free_exit(s, 0, false);
     }
     0
 }
@@ -286,8 +345,100 @@ pub fn free_fentry(ctx: FEntryContext) -> u32 {
 #[fexit(function = "swapcache_free_entries")]
 pub fn free_fexit(_ctx: FExitContext) -> u32 {
     if let Some(s) = unstash(FREE) {
-        free_exit(s, exact::FENTRY);
+        free_exit(s, exact::FENTRY, false);
     }
+    0
+}
+
+// ---- free ranges (6.15+): the last references of one cluster's entries ----
+// 6.15-6.18: swap_entries_free(si, ci, entry, nr), under the cluster lock.
+// 7.x: __swap_cluster_free_entries(si, ci, ci_start, nr_pages), likewise.
+
+#[inline(always)]
+fn free_range_enter(first: u64, nr: u64) {
+    if selected() && first != u64::MAX {
+        stash(FREE_RANGE, first, nr & 0xffff_ffff);
+    }
+}
+
+#[inline(always)]
+fn free_range_exit(flags: u8) {
+    if let Some(s) = unstash(FREE_RANGE) {
+        free_exit(s, flags, true);
+    }
+}
+
+/// The swap entry of `ci_start` in cluster `ci` of device `si`: the cluster
+/// index is `ci`'s place in `si->cluster_info[]`.
+#[inline(always)]
+fn cluster_entry(si: u64, ci: u64, ci_start: u64) -> u64 {
+    let size = g(&K_CI_SIZE);
+    let (Some(ty), Some(base)) = (
+        read_u64(si, g(&K_SI_TYPE)),
+        read_u64(si, g(&K_SI_CLUSTER_INFO)),
+    ) else {
+        return u64::MAX;
+    };
+    if !known(size) || size == 0 || ci < base {
+        return u64::MAX;
+    }
+    let idx = (ci - base) / size;
+    ((ty & 0x1f) << 58) | (idx * g(&K_SWAPFILE_CLUSTER) + (ci_start & 0xffff_ffff))
+}
+
+#[fentry(function = "swap_entries_free")]
+pub fn free_range_fentry(ctx: FEntryContext) -> u32 {
+    free_range_enter(ctx.arg::<u64>(2), ctx.arg::<u64>(3));
+    0
+}
+
+#[kprobe]
+pub fn free_range_kprobe(ctx: ProbeContext) -> u32 {
+    free_range_enter(
+        ctx.arg::<u64>(2).unwrap_or(u64::MAX),
+        ctx.arg::<u64>(3).unwrap_or(0),
+    );
+    0
+}
+
+/// Argument `i` of an fentry program as a plain number: the verifier types
+/// BTF pointer arguments and refuses arithmetic on them (`ci - base`).
+#[inline(always)]
+fn scalar_arg(ctx: &FEntryContext, i: usize) -> u64 {
+    let p = (ctx.as_ptr() as *const u64).wrapping_add(i);
+    // SAFETY: the helper reads the trampoline's argument slot.
+    unsafe { bpf_probe_read_kernel(p) }.unwrap_or(0)
+}
+
+#[fentry(function = "__swap_cluster_free_entries")]
+pub fn free_cluster_fentry(ctx: FEntryContext) -> u32 {
+    let e = cluster_entry(scalar_arg(&ctx, 0), scalar_arg(&ctx, 1), ctx.arg::<u64>(2));
+    free_range_enter(e, ctx.arg::<u64>(3));
+    0
+}
+
+#[kprobe]
+pub fn free_cluster_kprobe(ctx: ProbeContext) -> u32 {
+    let a = |i| ctx.arg::<u64>(i).unwrap_or(0);
+    free_range_enter(cluster_entry(a(0), a(1), a(2)), a(3));
+    0
+}
+
+#[fexit(function = "swap_entries_free")]
+pub fn free_range_fexit(_ctx: FExitContext) -> u32 {
+    free_range_exit(exact::FENTRY);
+    0
+}
+
+#[fexit(function = "__swap_cluster_free_entries")]
+pub fn free_cluster_fexit(_ctx: FExitContext) -> u32 {
+    free_range_exit(exact::FENTRY);
+    0
+}
+
+#[kretprobe]
+pub fn free_range_kretprobe(_ctx: RetProbeContext) -> u32 {
+    free_range_exit(0);
     0
 }
 
@@ -298,7 +449,9 @@ fn zswap(ret: u64, load: bool, flags: u8) {
     if !selected() {
         return;
     }
-    let ok = if g(&K_ZSWAP_RET_INT) == 1 {
+    // Bit 0: loads return int 0 on success, bit 1: stores do (else bool).
+    let int = (g(&K_ZSWAP_RET_INT) >> if load { 0 } else { 1 }) & 1 == 1;
+    let ok = if int {
         ret & 0xffff_ffff == 0
     } else {
         ret & 0xff != 0

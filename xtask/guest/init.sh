@@ -47,7 +47,7 @@ for d in vda vdb; do
 	echo "$d rotational=$(cat /sys/block/$d/queue/rotational 2>/dev/null)"
 done > /out/disks
 
-grep -E ' (last_readahead_pages|swapin_readahead_hits|swapcache_free_entries|zswap_writeback_entry|zswap_folio_swapin|shrink_memcg_cb)' /proc/kallsyms > /out/kallsyms.txt
+grep -E ' (last_readahead_pages|swapin_readahead_hits|swapcache_free_entries|swap_entries_free|__swap_cluster_free_entries|swap_update_readahead|zswap_writeback_entry|zswap_folio_swapin|shrink_memcg_cb)' /proc/kallsyms > /out/kallsyms.txt
 cat /proc/meminfo > /out/meminfo
 
 # Workloads run in a memory cgroup (v2) so that most of SIZE goes to swap;
@@ -77,9 +77,10 @@ else
 fi
 echo "hold=${HOLD:-no} no_fentry=${NOFENTRY:-no}" > /out/features
 
-# A step that can hang gets this many seconds (the longest seen is 17 s);
-# all of them together stay within the host's 10 minutes.
-LIMIT=75
+# A step that can hang gets this many seconds: a background recorder spans
+# its attach (10 s under a loaded TCG host), the workload and the step it
+# watches (swapoff: 50 s on 6.18); all stay within the host's 30 minutes.
+LIMIT=240
 
 # note NAME STATUS: record a step's status, keep the first failure in RC.
 note() {
@@ -87,6 +88,19 @@ note() {
 	[ "$2" -ne 0 ] && [ "$RC" -eq 0 ] && RC=$2
 	[ "$2" -ne 0 ] && log "$SC: $1 failed ($2)"
 	return 0
+}
+
+# wait_trace FILE: until a background recorder has attached (it creates its
+# trace file only then; attaching fentry programs under TCG can take seconds).
+wait_trace() {
+	i=0
+	while [ ! -s "$1" ] && [ $i -lt $((LIMIT * 2)) ]; do
+		i=$((i + 1))
+		sleep 0.5
+	done
+	[ -s "$1" ] || log "$SC: $1 not created after $LIMIT s"
+	log "$SC: recorder of $1 ready after $((i / 2)) s"
+	sleep 1
 }
 
 # start_workload SIZE PATTERN: background workload, pid in W; with --hold,
@@ -154,9 +168,9 @@ sc_swapoff() {
 	swap_on vda
 	# A second recorder keeps the swap-outs too: the replay rebuilds the
 	# swap space from them and walks it as try_to_unuse() does.
-	timeout $LIMIT swaptrace record -o full.swt --duration 200s > full.stdout 2> full.stderr &
+	timeout $LIMIT swaptrace record -o full.swt --duration 400s > full.stdout 2> full.stderr &
 	F=$!
-	sleep 3
+	wait_trace full.swt
 	start_workload "$SIZE" seq
 	cat /proc/swaps > swaps.before
 	# swapoff brings everything back: lift the limit first.
@@ -186,13 +200,13 @@ sc_free() {
 		cat /proc/swaps > swaps.before
 		timeout $LIMIT swaptrace record -o free.swt --duration 30s > record.stdout 2> record.stderr &
 		R=$!
-		sleep 3
+		wait_trace free.swt
 		t=$(now)
 		stop_workload
 	else
-		timeout $LIMIT swaptrace record -o free.swt --duration 200s > record.stdout 2> record.stderr &
+		timeout $LIMIT swaptrace record -o free.swt --duration 400s > record.stdout 2> record.stderr &
 		R=$!
-		sleep 3
+		wait_trace free.swt
 		t=$(now)
 		in_cg swaptrace workload --size "$SIZE" --pattern seq > workload.stdout 2> workload.stderr
 		note workload $?
@@ -225,9 +239,9 @@ sc_kprobe() { record_workload kprobe.swt $NOFENTRY; }
 # background, the fentry one around the workload.
 sc_both() {
 	swap_on vda
-	timeout $LIMIT swaptrace record $NOFENTRY -o kprobe.swt --duration 200s > kprobe.stdout 2> kprobe.stderr &
+	timeout $LIMIT swaptrace record $NOFENTRY -o kprobe.swt --duration 400s > kprobe.stdout 2> kprobe.stderr &
 	K=$!
-	sleep 3
+	wait_trace kprobe.swt
 	timeout $LIMIT swaptrace record -o fentry.swt -- \
 		in_cg swaptrace workload --size "$SIZE" --pattern shuffled-blocks:16 > fentry.stdout 2> fentry.stderr
 	note record $?

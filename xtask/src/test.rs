@@ -36,7 +36,7 @@ pub fn test(args: &[String]) -> Result<ExitCode> {
     // A short run of each fuzz target (fuzz/): no panic, hang or
     // allocation over the RSS limit on hostile traces and JSON Lines.
     fuzz_short()?;
-    // The exact-probe backends, in Debian 6.1 and 6.12 guests under qemu.
+    // The exact-probe backends, in Debian 6.1, 6.12, 6.18 and 7.3 guests under qemu.
     Ok(guest::report(guest::guest_test(&guest::Opts::default())))
 }
 

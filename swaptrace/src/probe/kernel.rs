@@ -19,8 +19,9 @@ pub struct KernelFacts {
     pub btf: Result<Btf, String>,
     /// Text symbols (T/t) of /proc/kallsyms.
     pub text_symbols: HashSet<String>,
-    /// Data symbols (D/d/B/b/R/r) and their addresses (0 when not root),
-    /// present only with KALLSYMS_ALL.
+    /// Data symbols (D/d/B/b/R/r, and the statics of [`DATA_AS_TEXT`] under
+    /// any type) and their addresses (0 when not root), present only with
+    /// KALLSYMS_ALL.
     pub data_symbols: Vec<(String, u64)>,
     pub kallsyms_error: Option<String>,
     pub kprobes: Result<(), String>,
@@ -43,34 +44,62 @@ pub fn kernel_release() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// Data statics the probes read that some kernels list in kallsyms with a
+/// text type (t/T): taken as data symbols whatever their letter.
+const DATA_AS_TEXT: &[&str] = &["swapin_readahead_hits", "last_readahead_pages"];
+
+/// `sym` is `name` or a compiler-suffixed static `name.N`.
+fn is_symbol(sym: &str, name: &str) -> bool {
+    sym == name
+        || sym
+            .strip_prefix(name)
+            .and_then(|r| r.strip_prefix('.'))
+            .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Text symbols, and data symbols with their addresses, of a kallsyms text.
+fn parse_kallsyms(text: &str) -> (HashSet<String>, Vec<(String, u64)>) {
+    let mut text_symbols = HashSet::new();
+    let mut data_symbols = Vec::new();
+    for line in text.lines() {
+        let mut it = line.split_whitespace();
+        let (Some(addr), Some(t), Some(name)) = (it.next(), it.next(), it.next()) else {
+            continue;
+        };
+        let addr = u64::from_str_radix(addr, 16).unwrap_or(0);
+        match t {
+            "T" | "t" => {
+                // Some kernels list the readahead statics as text
+                // (6.18: `swapin_readahead_hits` is `t`).
+                if DATA_AS_TEXT.iter().any(|d| is_symbol(name, d)) {
+                    data_symbols.push((name.to_string(), addr));
+                }
+                text_symbols.insert(name.to_string());
+            }
+            "D" | "d" | "B" | "b" | "R" | "r" => data_symbols.push((name.to_string(), addr)),
+            _ => {}
+        }
+    }
+    (text_symbols, data_symbols)
+}
+
 impl KernelFacts {
     /// Reads BTF, kallsyms and the kprobe PMU. fentry is left `NotTried`:
     /// trying needs a load (see `Probe::trial_fentry`).
     pub fn gather() -> KernelFacts {
         let btf = Btf::from_sys_fs().map_err(|e| e.to_string());
-        let mut text_symbols = HashSet::new();
-        let mut data_symbols = Vec::new();
-        let kallsyms_error = match std::fs::read_to_string("/proc/kallsyms") {
-            Ok(s) => {
-                for line in s.lines() {
-                    let mut it = line.split_whitespace();
-                    let (Some(addr), Some(t), Some(name)) = (it.next(), it.next(), it.next())
-                    else {
-                        continue;
-                    };
-                    match t {
-                        "T" | "t" => {
-                            text_symbols.insert(name.to_string());
-                        }
-                        "D" | "d" | "B" | "b" | "R" | "r" => data_symbols
-                            .push((name.to_string(), u64::from_str_radix(addr, 16).unwrap_or(0))),
-                        _ => {}
-                    }
+        let (text_symbols, data_symbols, kallsyms_error) =
+            match std::fs::read_to_string("/proc/kallsyms") {
+                Ok(s) => {
+                    let (t, d) = parse_kallsyms(&s);
+                    (t, d, None)
                 }
-                None
-            }
-            Err(e) => Some(format!("/proc/kallsyms: {e}")),
-        };
+                Err(e) => (
+                    HashSet::new(),
+                    Vec::new(),
+                    Some(format!("/proc/kallsyms: {e}")),
+                ),
+            };
         let kprobes = if Path::new("/sys/bus/event_source/devices/kprobe/type").exists() {
             Ok(())
         } else {
@@ -103,12 +132,7 @@ impl KernelFacts {
     pub fn data_symbol(&self, name: &str) -> Option<u64> {
         self.data_symbols
             .iter()
-            .find(|(s, _)| {
-                s == name
-                    || s.strip_prefix(name)
-                        .and_then(|r| r.strip_prefix('.'))
-                        .is_some_and(|r| r.bytes().all(|b| b.is_ascii_digit()))
-            })
+            .find(|(s, _)| is_symbol(s, name))
             .map(|(_, a)| *a)
     }
 
@@ -203,5 +227,42 @@ impl KernelFacts {
             Req::Built(true) => Ok(()),
             Req::Built(false) => Err("not in this build yet".into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_symbol, parse_kallsyms, DATA_AS_TEXT};
+
+    #[test]
+    fn readahead_statics_are_data_whatever_their_type() {
+        let (text, data) = parse_kallsyms(
+            "ffffffff81000010 T do_swap_page\n\
+             ffffffff82000020 t swapin_readahead_hits\n\
+             ffffffff83000030 b last_readahead_pages.1\n\
+             ffffffff81000040 t unuse_pte_range\n\
+             ffffffff84000050 d some_data\n",
+        );
+        assert!(text.contains("do_swap_page") && text.contains("swapin_readahead_hits"));
+        let addr = |n: &str| data.iter().find(|(s, _)| s == n).map(|(_, a)| *a);
+        assert_eq!(addr("swapin_readahead_hits"), Some(0xffffffff82000020));
+        assert_eq!(addr("last_readahead_pages.1"), Some(0xffffffff83000030));
+        assert_eq!(addr("some_data"), Some(0xffffffff84000050));
+        assert_eq!(addr("unuse_pte_range"), None);
+    }
+
+    #[test]
+    fn suffixed_statics_match_their_name_only() {
+        assert!(is_symbol("last_readahead_pages.1", "last_readahead_pages"));
+        assert!(is_symbol("swapin_readahead_hits", "swapin_readahead_hits"));
+        assert!(!is_symbol("last_readahead_pages.", "last_readahead_pages"));
+        assert!(!is_symbol("last_readahead_pages_x", "last_readahead_pages"));
+        assert!(!is_symbol(
+            "swapin_readahead_hits.a",
+            "swapin_readahead_hits"
+        ));
+        // The readahead statics, listed as `t` on 6.18, are data to the probe.
+        assert!(DATA_AS_TEXT.contains(&"swapin_readahead_hits"));
+        assert!(DATA_AS_TEXT.contains(&"last_readahead_pages"));
     }
 }

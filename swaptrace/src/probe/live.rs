@@ -218,15 +218,36 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     };
     put(K_LAST_RA_ADDR, sym("last_readahead_pages"));
     put(K_RA_HITS_ADDR, sym("swapin_readahead_hits"));
-    // zswap_load/store return bool until ~6.15 (int 0 after), frontswap int 0.
-    let int_ret = ["zswap_load", "zswap_frontswap_load"]
-        .iter()
-        .find_map(|f| btf.func_return(f).ok())
-        .is_some_and(|t| t != "bool" && t != "_Bool");
-    put(K_ZSWAP_RET_INT, Ok(int_ret as u64));
+    // zswap_load returns bool until ~6.15 (int 0 after), zswap_store bool
+    // still (7.3), frontswap both int 0: bit 0 for loads, bit 1 for stores.
+    let int_ret = |fns: [&str; 2]| {
+        fns.iter()
+            .find_map(|f| btf.func_return(f).ok())
+            .is_some_and(|t| t != "bool" && t != "_Bool")
+    };
+    let load_int = int_ret(["zswap_load", "zswap_frontswap_load"]);
+    let store_int = int_ret(["zswap_store", "zswap_frontswap_store"]);
+    put(
+        K_ZSWAP_RET_INT,
+        Ok(load_int as u64 | (store_int as u64) << 1),
+    );
     put(K_VMF_ADDRESS, off("vm_fault", "address"));
     put(K_VMF_ORIG_PTE, off("vm_fault", "orig_pte"));
     put(K_VMF_VMA, off("vm_fault", "vma"));
+    put(
+        K_PG_READAHEAD,
+        btf.enum_value(Some("pageflags"), "PG_readahead")
+            .map(|v| v as u64)
+            .map_err(|e| e.to_string()),
+    );
+    put(K_SI_TYPE, off("swap_info_struct", "type"));
+    put(K_SI_CLUSTER_INFO, off("swap_info_struct", "cluster_info"));
+    put(
+        K_CI_SIZE,
+        btf.type_size("swap_cluster_info")
+            .map(u64::from)
+            .map_err(|e| e.to_string()),
+    );
     put(K_FILTER_TGID, Ok(cfg.filter_pid.unwrap_or(0) as u64));
     put(K_FILTER_CGROUP, Ok(cfg.filter_cgroup.unwrap_or(0)));
     put(K_PAGE_SHIFT, Ok(super::page_size().trailing_zeros() as u64));

@@ -7,6 +7,7 @@ mod kernel;
 #[cfg(feature = "live")]
 mod live;
 mod table;
+mod table_exact;
 pub mod tpformat;
 
 pub use kernel::{kernel_release, page_size, KernelFacts, Trial};
@@ -35,6 +36,8 @@ pub struct Choice {
     /// Empty when usable.
     pub why_not: Vec<String>,
     pub note: &'static str,
+    /// Kernels the row was seen to work on (first, last).
+    pub seen: Option<(&'static str, &'static str)>,
     #[serde(skip)]
     pub silences: &'static [&'static str],
 }
@@ -54,6 +57,7 @@ pub fn plan(k: &KernelFacts) -> Vec<MetricPlan> {
                     progs: ap.progs,
                     why_not,
                     note: ap.note,
+                    seen: ap.seen,
                     silences: ap.silences,
                 };
                 if chosen.is_none() && c.why_not.is_empty() {

@@ -71,7 +71,7 @@ pub struct Prog {
     pub target: &'static str,
 }
 
-const fn p(name: &'static str, kind: ProgKind, target: &'static str) -> Prog {
+pub(super) const fn p(name: &'static str, kind: ProgKind, target: &'static str) -> Prog {
     Prog { name, kind, target }
 }
 
@@ -84,6 +84,10 @@ pub struct AttachPoint {
     /// The programs to attach; empty when this build has none for the row.
     pub progs: &'static [Prog],
     pub note: &'static str,
+    /// The kernels this row was seen to work on, first and last
+    /// (`cargo xtask guest-test` on Debian guests, the host for tracepoints);
+    /// None: not seen yet.
+    pub seen: Option<(&'static str, &'static str)>,
     /// `K_*` globals left unknown when this row is chosen: counts of the
     /// tracepoint path that this row takes over (else counted twice).
     pub silences: &'static [&'static str],
@@ -110,7 +114,7 @@ pub const METRICS: &[(&str, &str)] = &[
     ("swap-cache-hit", "swap-cache hits and misses at swap-in"),
     (
         "free-latency",
-        "swap entry free batches (swapcache_free_entries)",
+        "swap entry frees: swapcache_free_entries batches (<= 6.14), one cluster's range per call (6.15+)",
     ),
     (
         "zswap",
@@ -139,6 +143,7 @@ const FAULT_TPS: &[Req] = &[
     Req::Built(true),
 ];
 
+use super::table_exact::{FREE_RANGE, SWAP_CACHE_HIT_618};
 use ProgKind::{Fentry, Fexit, Kprobe, Kretprobe, RawTracepoint};
 
 /// The tracepoint-derived fault machinery, shared by several metrics.
@@ -196,6 +201,7 @@ const EXACT_FAULT: [AttachPoint; 4] = [
             p("read_fentry", Fentry, "swap_read_folio"),
         ],
         note: "entry from vmf->orig_pte; reads counted inside the fault",
+        seen: Some(("6.12", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -215,6 +221,7 @@ const EXACT_FAULT: [AttachPoint; 4] = [
             p("read_fentry", Fentry, "swap_readpage"),
         ],
         note: "entry from vmf->orig_pte; reads counted inside the fault",
+        seen: Some(("6.1", "6.1")),
         silences: &[],
     },
     AttachPoint {
@@ -234,6 +241,7 @@ const EXACT_FAULT: [AttachPoint; 4] = [
             p("read_kprobe", Kprobe, "swap_read_folio"),
         ],
         note: "entry from vmf->orig_pte; reads counted inside the fault",
+        seen: Some(("6.12", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -253,6 +261,7 @@ const EXACT_FAULT: [AttachPoint; 4] = [
             p("read_kprobe", Kprobe, "swap_readpage"),
         ],
         note: "entry from vmf->orig_pte; reads counted inside the fault",
+        seen: Some(("6.1", "6.1")),
         silences: &[],
     },
 ];
@@ -270,6 +279,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[],
         note: "",
+        seen: None,
         silences: &[],
     },
     AttachPoint {
@@ -292,6 +302,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             "mm_vmscan_write_folio",
         )],
         note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm",
+        seen: Some(("6.12", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -314,6 +325,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             "mm_vmscan_write_folio",
         )],
         note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm",
+        seen: Some(("6.1", "6.1")),
         silences: &[],
     },
     // swap-fault
@@ -329,6 +341,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "entry joined from the swap-out of the same page",
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     // swap-read
@@ -343,6 +356,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "",
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     // ra-window
@@ -357,6 +371,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[],
         note: "",
+        seen: None,
         silences: &[],
     },
     AttachPoint {
@@ -375,6 +390,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("ra_fexit", Fexit, "swap_cluster_readahead"),
         ],
         note: "swapin_nr_pages() is inlined: its result is read from its static",
+        seen: Some(("6.1", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -393,6 +409,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("ra_kretprobe", Kretprobe, "swap_cluster_readahead"),
         ],
         note: "swapin_nr_pages() is inlined: its result is read from its static",
+        seen: Some(("6.1", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -402,22 +419,11 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "pages actually read: the window less pages already cached",
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     // swap-cache-hit
-    AttachPoint {
-        metric: "swap-cache-hit",
-        backend: Backend::Fentry,
-        attach: "fentry swap_update_readahead (6.18)",
-        requires: &[
-            Req::BtfFunc("swap_update_readahead"),
-            Req::FentryAllowed,
-            Req::Built(false),
-        ],
-        progs: &[],
-        note: "",
-        silences: &[],
-    },
+    SWAP_CACHE_HIT_618[0],
     AttachPoint {
         metric: "swap-cache-hit",
         backend: Backend::Fentry,
@@ -433,8 +439,10 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("cache_fexit", Fexit, "swap_cache_get_folio"),
         ],
         note: "readahead hit when swapin_readahead_hits grew",
+        seen: Some(("6.1", "6.12")),
         silences: &[],
     },
+    SWAP_CACHE_HIT_618[1],
     AttachPoint {
         metric: "swap-cache-hit",
         backend: Backend::Kprobe,
@@ -451,6 +459,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("cache_kretprobe", Kretprobe, "swap_cache_get_folio"),
         ],
         note: "readahead hit when swapin_readahead_hits grew",
+        seen: Some(("6.1", "6.12")),
         silences: &[],
     },
     AttachPoint {
@@ -460,6 +469,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "",
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     // free-latency
@@ -477,6 +487,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("free_fexit", Fexit, "swapcache_free_entries"),
         ],
         note: "",
+        seen: Some(("6.1", "6.12")),
         silences: &[],
     },
     AttachPoint {
@@ -493,21 +504,13 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("free_kretprobe", Kretprobe, "swapcache_free_entries"),
         ],
         note: "",
+        seen: Some(("6.1", "6.12")),
         silences: &[],
     },
-    AttachPoint {
-        metric: "free-latency",
-        backend: Backend::Fentry,
-        attach: "fentry/fexit swap_entries_free (6.15+)",
-        requires: &[
-            Req::BtfFunc("swap_entries_free"),
-            Req::FentryAllowed,
-            Req::Built(false),
-        ],
-        progs: &[],
-        note: "",
-        silences: &[],
-    },
+    FREE_RANGE[0],
+    FREE_RANGE[1],
+    FREE_RANGE[2],
+    FREE_RANGE[3],
     AttachPoint {
         metric: "free-latency",
         backend: Backend::Tracepoint,
@@ -520,6 +523,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("rss_stat", RawTracepoint, "rss_stat")],
         note: "not swapcache_free_entries: swap entries freed by zap_pte_range(), a PTE table at a time",
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     // zswap
@@ -538,6 +542,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_fexit", Fexit, "zswap_load"),
         ],
         note: "",
+        seen: Some(("6.12", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -555,6 +560,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_fexit", Fexit, "zswap_frontswap_load"),
         ],
         note: "",
+        seen: Some(("6.1", "6.1")),
         silences: &[],
     },
     AttachPoint {
@@ -572,6 +578,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_kretprobe", Kretprobe, "zswap_load"),
         ],
         note: "",
+        seen: Some(("6.12", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -589,6 +596,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             p("zswap_load_kretprobe", Kretprobe, "zswap_frontswap_load"),
         ],
         note: "",
+        seen: Some(("6.1", "6.1")),
         silences: &[],
     },
     AttachPoint {
@@ -604,6 +612,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: FAULT_PROGS,
         note: "stores that are rejected are not seen",
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
     // zswap-writeback
@@ -618,6 +627,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("zswap_wb_fexit", Fexit, "zswap_writeback_entry")],
         note: "0 returned: one page written back",
+        seen: Some(("6.1", "6.12")),
         silences: &[K_EV_ZSWPWB],
     },
     AttachPoint {
@@ -631,6 +641,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("zswap_wb_kretprobe", Kretprobe, "zswap_writeback_entry")],
         note: "0 returned: one page written back",
+        seen: Some(("6.1", "6.12")),
         silences: &[K_EV_ZSWPWB],
     },
     AttachPoint {
@@ -644,6 +655,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         ],
         progs: &[p("count_memcg_events", RawTracepoint, "count_memcg_events")],
         note: "",
+        seen: Some(("6.18", "7.3")),
         silences: &[],
     },
     // khugepaged
@@ -664,6 +676,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             "mm_collapse_huge_page_swapin",
         )],
         note: "",
+        seen: Some(("6.1", "7.3")),
         silences: &[],
     },
     AttachPoint {
@@ -694,6 +707,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             ),
         ],
         note: "fields at the offsets of the tracepoints' format files",
+        seen: Some(("6.1", "7.3")),
         silences: &[],
     },
     // reclaim
@@ -702,7 +716,8 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         backend: Backend::Tracepoint,
         attach: "vmscan:mm_vmscan_{direct,memcg}_reclaim_{begin,end}",
         requires: &[
-            Req::Tracepoint("mm_vmscan_direct_reclaim_begin", &["order", "gfp_flags"]),
+            // The programs read no argument of begin (7.x put gfp_flags first).
+            Req::Tracepoint("mm_vmscan_direct_reclaim_begin", &[]),
             Req::Tracepoint("mm_vmscan_direct_reclaim_end", &["nr_reclaimed"]),
             Req::Built(true),
         ],
@@ -729,6 +744,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             ),
         ],
         note: "",
+        seen: Some(("6.1", "7.3")),
         silences: &[],
     },
     // swapoff
@@ -766,6 +782,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             ),
         ],
         note: "",
+        seen: Some(("6.1", "7.3")),
         silences: &[],
     },
 ];

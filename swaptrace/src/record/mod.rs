@@ -22,6 +22,10 @@ use crate::trace::{OutKind, RaSource, ReadKind, Record, SwapEntry, Syscall};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use swaptrace_common::{exact, flag, kind, read_kind, FreeBatchEvent, RawEvent};
 
+/// Most entries taken from one range free: a swap cluster (SWAPFILE_CLUSTER,
+/// 512) twice over, against a corrupt count.
+const RANGE_MAX: u32 = 1024;
+
 /// The event-to-record state machine.
 #[derive(Default)]
 pub struct Recorder {
@@ -253,20 +257,33 @@ impl Recorder {
         }
     }
 
-    /// A free batch: the head event plus its entries.
+    /// A free batch: the head event plus its entries, or a range of
+    /// [`exact::RANGE`] (at most [`RANGE_MAX`] entries: a cluster).
     pub fn ingest_free(&mut self, ev: &FreeBatchEvent, out: &mut Vec<Record>) {
         let start = out.len();
         let h = &ev.head;
         self.first_sight(h, out);
-        let n = (h.nr as usize).min(ev.entries.len());
+        let entries = if h.flags & exact::RANGE != 0 {
+            // One call freeing `nr` consecutive entries of one cluster.
+            let first = SwapEntry::from_val(h.entry);
+            (0..h.nr.min(RANGE_MAX) as u64)
+                .map(|i| SwapEntry {
+                    dev: first.dev,
+                    offset: first.offset + i,
+                })
+                .collect()
+        } else {
+            let n = (h.nr as usize).min(ev.entries.len());
+            ev.entries[..n]
+                .iter()
+                .map(|&v| SwapEntry::from_val(v))
+                .collect()
+        };
         out.push(Record::FreeBatch {
             ts: h.ts_ns,
             tid: h.tid,
             lat_ns: h.aux,
-            entries: ev.entries[..n]
-                .iter()
-                .map(|&v| SwapEntry::from_val(v))
-                .collect(),
+            entries,
         });
         for r in &out[start..] {
             self.summary.add(r);
@@ -347,6 +364,42 @@ mod tests {
         let s = &r.summary;
         assert_eq!((s.faults, s.faults_major, s.faults_joined), (2, 2, 2));
         assert_eq!((s.swap_outs, s.swap_out_io, s.fault_pages_read), (1, 1, 8));
+    }
+
+    #[test]
+    fn a_range_free_becomes_a_batch_of_consecutive_entries() {
+        let mut r = Recorder::new(4096);
+        let mut out = Vec::new();
+        // Device 1, offset 1022: two entries cross into cluster 2.
+        let head = RawEvent {
+            nr: 3,
+            aux: 700,
+            entry: (1 << 58) | 1022,
+            flags: exact::RANGE | exact::FENTRY,
+            ..ev(kind::FREE_BATCH)
+        };
+        let entries = [0xdead; swaptrace_common::FREE_BATCH_MAX];
+        r.ingest_free(&FreeBatchEvent { head, entries }, &mut out);
+        let Some(Record::FreeBatch {
+            entries, lat_ns, ..
+        }) = out.last()
+        else {
+            panic!("no batch: {out:?}")
+        };
+        assert_eq!(*lat_ns, 700);
+        let got: Vec<(u8, u64)> = entries.iter().map(|e| (e.dev, e.offset)).collect();
+        assert_eq!(got, [(1, 1022), (1, 1023), (1, 1024)]);
+        // A corrupt count is cut at RANGE_MAX.
+        let head = RawEvent {
+            nr: u32::MAX,
+            ..head
+        };
+        let entries = [0; swaptrace_common::FREE_BATCH_MAX];
+        r.ingest_free(&FreeBatchEvent { head, entries }, &mut out);
+        let Some(Record::FreeBatch { entries, .. }) = out.last() else {
+            panic!("no batch")
+        };
+        assert_eq!(entries.len(), RANGE_MAX as usize);
     }
 
     #[test]

@@ -13,6 +13,15 @@ fn trial(t: &Trial) -> String {
     }
 }
 
+/// The kernel range a row was seen to work on.
+fn seen(s: Option<(&str, &str)>) -> String {
+    match s {
+        Some((a, b)) if a == b => format!("seen working on {a}"),
+        Some((a, b)) => format!("seen working on {a} to {b}"),
+        None => "not seen working yet".into(),
+    }
+}
+
 pub fn doctor_json(k: &KernelFacts, plans: &[MetricPlan]) -> serde_json::Value {
     json!({
         "kernel": k.release,
@@ -75,13 +84,21 @@ pub fn doctor_text(k: &KernelFacts, plans: &[MetricPlan], verbose: bool) -> Stri
                 if !c.note.is_empty() {
                     let _ = writeln!(o, "{:<30} ({})", "", c.note);
                 }
+                let _ = writeln!(o, "{:<30} {}", "", seen(c.seen));
             }
             None => {
                 let _ = writeln!(o, "{:<18} {:<11} NOT AVAILABLE", p.metric, "-");
             }
         }
         for r in p.rejected.iter().filter(|r| !r.why_not.is_empty()) {
-            let _ = writeln!(o, "{:<30} not {}: {}", "", r.attach, r.why_not.join("; "));
+            let _ = writeln!(
+                o,
+                "{:<30} not {} [{}]: {}",
+                "",
+                r.attach,
+                seen(r.seen),
+                r.why_not.join("; ")
+            );
         }
     }
     o
@@ -160,6 +177,7 @@ mod tests {
             progs: &[],
             why_not: why_not.iter().map(|w| w.to_string()).collect(),
             note: "",
+            seen: None,
             silences: &[],
         }
     }

@@ -50,7 +50,7 @@ pub fn free_text(live: &LiveFree, metrics: &[FreeMetrics]) -> String {
     );
     let _ = writeln!(
         s,
-        "live swapcache_free_entries latency (ns): mean {:.0} p50 {} p90 {} p99 {} p99.9 {} max {}",
+        "live free-batch latency (ns; swapcache_free_entries, or one cluster per call on 6.15+): mean {:.0} p50 {} p90 {} p99 {} p99.9 {} max {}",
         live.lat_mean_ns,
         live.lat_p50_ns,
         live.lat_p90_ns,

@@ -16,7 +16,7 @@ pub enum HistMetric {
     PagesRead,
     /// Swap-in fault latency, µs.
     FaultLatency,
-    /// `swapcache_free_entries()` batch latency, µs.
+    /// Free batch latency, µs: `swapcache_free_entries()`, or one cluster per call (6.15+).
     FreeLatency,
     /// Time between zap batches of an address space (a PTE table's swap
     /// entries freed at exit or munmap), µs: where no free probe attaches.
@@ -246,7 +246,7 @@ pub fn histogram(t: &Loaded, metric: HistMetric, during: During) -> Result<HistO
             } else {
                 (
                     names::FREE_BATCH,
-                    "swapcache_free_entries() latency",
+                    "free batch latency (swapcache_free_entries, or per-cluster swap_entries_free / __swap_cluster_free_entries)",
                     "free_batch records",
                 )
             };

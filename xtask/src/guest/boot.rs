@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const BOOT_TIMEOUT: Duration = Duration::from_secs(600);
+const BOOT_TIMEOUT: Duration = Duration::from_secs(1800);
 const SWAP_DISK: u64 = 1 << 30;
 const OUT_DISK: u64 = 256 << 20;
 
@@ -39,12 +39,12 @@ pub fn boot_kernel(base: &Path, k: &Kernel, binary: &Path, opts: &Opts) -> Resul
     let console = dir.join("console.log");
     let log_file =
         fs::File::create(&console).with_context(|| format!("creating {}", console.display()))?;
-    let vmlinuz = k.tree.join(format!("boot/vmlinuz-{}", k.release));
+    let vmlinuz = &k.vmlinuz;
     let mut cmd = Command::new("qemu-system-x86_64");
     cmd.args(["-accel", "tcg,thread=multi", "-m", &opts.mem, "-smp", "2"])
         .args(["-nographic", "-no-reboot"])
         .arg("-kernel")
-        .arg(&vmlinuz)
+        .arg(vmlinuz)
         .arg("-initrd")
         .arg(&initrd)
         .arg("-append")

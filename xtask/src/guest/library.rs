@@ -37,7 +37,7 @@ pub fn ra_windows(t: &Loaded, during: During) -> Result<Hist, String> {
     hist(t, swaptrace::report::HistMetric::RaWindow, during)
 }
 
-/// `swapcache_free_entries()` latencies.
+/// Free-batch latencies (`swapcache_free_entries()`, or one cluster's range on 6.15+).
 pub fn free_latency(t: &Loaded) -> Result<Hist, String> {
     hist(t, swaptrace::report::HistMetric::FreeLatency, During::All)
 }
@@ -101,12 +101,14 @@ pub struct FreeReplay {
     pub unsorted: FreeLocks,
     pub sorted: FreeLocks,
     pub per_device: FreeLocks,
+    /// One lock per cluster of a batch (6.15+).
+    pub per_cluster: FreeLocks,
 }
 
 pub fn replay_free(t: &Loaded) -> Result<FreeReplay, String> {
     use swaptrace::replay::free::{self, FreeError};
     let req = ReplayRequest {
-        policies: Some("unsorted,sorted,per-device"),
+        policies: Some("unsorted,sorted,per-device,per-cluster"),
         ..ReplayRequest::default()
     };
     let (live, m) = match free::run(t, &req).map_err(|e| e.to_string())? {
@@ -126,5 +128,40 @@ pub fn replay_free(t: &Loaded) -> Result<FreeReplay, String> {
         unsorted: locks(0)?,
         sorted: locks(1)?,
         per_device: locks(2)?,
+        per_cluster: locks(3)?,
     })
+}
+
+/// One row of `record`'s comparison with /proc/vmstat, rebuilt from a trace.
+pub struct VmstatRow {
+    pub what: &'static str,
+    pub recorded: u64,
+    pub counter: &'static str,
+    pub kernel: i64,
+    pub error_pct: Option<f64>,
+}
+
+/// The rows `record` printed for `t`: its records summed as the recorder
+/// sums them, against the vmstat deltas of its header and footer.
+pub fn vmstat_rows(t: &Loaded) -> Vec<VmstatRow> {
+    let mut summary = swaptrace::trace::Summary::default();
+    for r in &t.records {
+        summary.add(r);
+    }
+    let delta: BTreeMap<String, i64> = t
+        .header
+        .vmstat_start
+        .keys()
+        .filter_map(|k| t.vmstat_delta(k).map(|d| (k.clone(), d)))
+        .collect();
+    swaptrace::report::vmstat_check(&summary, &delta)
+        .into_iter()
+        .map(|r| VmstatRow {
+            what: r.what,
+            recorded: r.recorded,
+            counter: r.counter,
+            kernel: r.kernel,
+            error_pct: r.error_pct,
+        })
+        .collect()
 }

@@ -1,4 +1,4 @@
-//! `cargo xtask guest-test`: boots Debian 6.1 / 6.12 kernels under qemu (TCG)
+//! `cargo xtask guest-test`: boots Debian 6.1 / 6.12 / 6.18 / 7.3 kernels under qemu (TCG)
 //! with a busybox initramfs holding a static swaptrace, runs the scenarios of
 //! `xtask/guest/init.sh` and checks what they wrote. Everything is cached
 //! under `target/guest/`; every step skips what is already there.
@@ -16,8 +16,7 @@ pub use verdict::Verdict;
 
 use crate::cmd::{is_root, root};
 use anyhow::{bail, ensure, Context, Result};
-use clap::ValueEnum;
-use kernel::Series;
+use kernel::{Series, Wanted};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -30,7 +29,9 @@ const DEFAULT_MEMCG: &str = "256M";
 /// What to boot and how big the guest and its workloads are.
 #[derive(Clone, Debug, clap::Args)]
 pub struct Opts {
-    #[arg(long, value_enum, default_value = "all")]
+    /// 6.1, 6.12, 6.18, 7.3 (the newest Debian image of the series), all
+    /// (those four), or a Debian kernel release, e.g. 6.18.9+deb13-amd64.
+    #[arg(long, default_value = "all")]
     pub kernel: KernelSel,
     /// Keep the disk images and the initramfs tree after the run.
     #[arg(long)]
@@ -63,14 +64,39 @@ impl Default for Opts {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// `--kernel`: a series (6.1, 6.12, 6.18, 7.3: its newest Debian image),
+/// `all` (the four), or one Debian kernel release (`6.18.9+deb13-amd64`).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KernelSel {
-    #[value(name = "6.1")]
-    V6_1,
-    #[value(name = "6.12")]
-    V6_12,
-    #[value(name = "all")]
     All,
+    One(Wanted),
+}
+
+impl std::str::FromStr for KernelSel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<KernelSel, String> {
+        if s == "all" {
+            return Ok(KernelSel::All);
+        }
+        if let Some(series) = Series::ALL.iter().find(|x| x.label() == s) {
+            return Ok(KernelSel::One(Wanted::Series(*series)));
+        }
+        if s.ends_with("-amd64") {
+            return Ok(KernelSel::One(Wanted::Release(s.to_string())));
+        }
+        Err(format!(
+            "--kernel {s:?}: use 6.1, 6.12, 6.18, 7.3, all, or a Debian release such as 6.18.9+deb13-amd64"
+        ))
+    }
+}
+
+impl KernelSel {
+    fn wanted(&self) -> Vec<Wanted> {
+        match self {
+            KernelSel::All => Series::ALL.iter().map(|&s| Wanted::Series(s)).collect(),
+            KernelSel::One(w) => vec![w.clone()],
+        }
+    }
 }
 
 fn guest_dir() -> PathBuf {
@@ -101,14 +127,11 @@ pub fn guest_test(opts: &Opts) -> Result<Verdict> {
             "bad size {v:?}: use e.g. 512M, 1G"
         );
     }
-    let series = match opts.kernel {
-        KernelSel::V6_1 => vec![Series::V6_1],
-        KernelSel::V6_12 => vec![Series::V6_12],
-        KernelSel::All => vec![Series::V6_1, Series::V6_12],
-    };
-    let kernels = series
+    let kernels = opts
+        .kernel
+        .wanted()
         .iter()
-        .map(|&s| kernel::fetch_kernel(&base, s))
+        .map(|w| kernel::fetch(&base, w))
         .collect::<Result<Vec<_>>>()?;
     let binary = if opts.no_build {
         let b = tools::static_swaptrace();
@@ -177,5 +200,24 @@ pub fn report(result: Result<Verdict>) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod sel_tests {
+    use super::{KernelSel, Series, Wanted};
+
+    #[test]
+    fn kernel_selection_parses_series_all_and_releases() {
+        let p = |s: &str| s.parse::<KernelSel>();
+        assert_eq!(p("all").map(|k| k.wanted().len()), Ok(4));
+        assert_eq!(p("7.3"), Ok(KernelSel::One(Wanted::Series(Series::V7_3))));
+        assert_eq!(p("6.18"), Ok(KernelSel::One(Wanted::Series(Series::V6_18))));
+        assert_eq!(
+            p("6.18.9+deb13-amd64"),
+            Ok(KernelSel::One(Wanted::Release("6.18.9+deb13-amd64".into())))
+        );
+        assert!(p("6.13").is_err());
+        assert!(p("").is_err());
     }
 }

@@ -16,6 +16,7 @@ const HOST_PACKAGES: &[(&str, &str)] = &[
     ("cpio", "/usr/bin/cpio"),
     ("xz-utils", "/usr/bin/xz"),
     ("kmod", "/sbin/depmod"),
+    ("zstd", "/usr/bin/zstd"),
 ];
 
 pub fn install_tools(base: &Path) -> Result<()> {
@@ -41,7 +42,7 @@ pub fn install_tools(base: &Path) -> Result<()> {
         .map(|(p, _)| *p)
         .collect();
     if missing.is_empty() {
-        log("busybox-static, musl-tools, cpio, xz-utils, kmod: present");
+        log("busybox-static, musl-tools, cpio, xz-utils, kmod, zstd: present");
     } else {
         log(format!("installing {}", missing.join(", ")));
         let install = |update: bool| -> Result<()> {
@@ -111,6 +112,43 @@ fn backports_apt_config(base: &Path) -> Result<PathBuf> {
         ),
     )
     .context("writing the backports source")?;
+    let conf = dir.join("apt.conf");
+    fs::write(
+        &conf,
+        format!(
+            "Dir::Etc::SourceParts \"{}\";\nDir::Etc::SourceList \"/dev/null\";\nDir::State::Lists \"{}\";\n",
+            parts.display(),
+            lists.display()
+        ),
+    )
+    .with_context(|| format!("writing {}", conf.display()))?;
+    Ok(conf)
+}
+
+/// Writes the private APT config for Debian's trixie-backports (the 6.16 …
+/// 7.x kernels): the machine's bookworm URIs and keyring (which holds
+/// trixie's keys), suite trixie-backports only, own lists; returns its path.
+pub fn trixie_apt_config(base: &Path) -> Result<PathBuf> {
+    let dir = base.join("apt-trixie");
+    let parts = dir.join("sources.list.d");
+    let lists = dir.join("lists");
+    mkdir(&parts)?;
+    mkdir(&lists.join("partial"))?;
+    let sys = Path::new("/etc/apt/sources.list.d/debian.sources");
+    let text = fs::read_to_string(sys).with_context(|| format!("reading {}", sys.display()))?;
+    let (uris, keyring, _) = bookworm_source(&text).with_context(|| {
+        format!(
+            "no bookworm stanza with URIs and Signed-By in {}",
+            sys.display()
+        )
+    })?;
+    fs::write(
+        parts.join("trixie-backports.sources"),
+        format!(
+            "Types: deb\nURIs: {uris}\nSuites: trixie-backports\nComponents: main\nSigned-By: {keyring}\n"
+        ),
+    )
+    .context("writing the trixie-backports source")?;
     let conf = dir.join("apt.conf");
     fs::write(
         &conf,

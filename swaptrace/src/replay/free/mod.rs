@@ -11,6 +11,11 @@
 //! device (`swp_entry_cmp`), so each device's lock is taken once per batch:
 //! sorted swap-entry freeing (4.12).
 //!
+//! From 6.15 (the slots cache gone) the last references of a cluster's
+//! entries are dropped under that cluster's lock, one call per cluster
+//! (`swap_entries_free()` to 6.18, `__swap_cluster_free_entries()` in 7.x):
+//! the `per-cluster` policy.
+//!
 //! A trace without free batches (no exact probes) still shows the frees
 //! done by zapping page tables: [`zap_spans`].
 
@@ -28,6 +33,10 @@ pub use zap::{zap_spans, ZapSpan};
 
 /// `SWAP_BATCH` / `SWAP_SLOTS_CACHE_SIZE`: entries per per-CPU free buffer.
 pub const SWAP_BATCH: usize = 64;
+/// `SWAPFILE_CLUSTER` (HPAGE_PMD_NR with THP_SWAP on x86_64): entries per cluster.
+pub const SWAPFILE_CLUSTER: u64 = 512;
+/// The first kernel that frees per cluster (`swap_entries_free()`).
+pub const PER_CLUSTER_SINCE: (u32, u32) = (6, 15);
 /// Largest N accepted by `batch:N`.
 pub const MAX_BATCH: u32 = 4096;
 
@@ -50,7 +59,8 @@ pub enum FreeError {
     UnknownParam(String),
 }
 
-/// The policies of `--family free`; the default set is the first four.
+/// The policies of `--family free`; the default set is the first four, and
+/// `per-cluster` too for a trace recorded on 6.15 or later.
 pub const POLICIES: &[PolicyInfo] = &[
     PolicyInfo {
         name: "unsorted",
@@ -74,6 +84,13 @@ pub const POLICIES: &[PolicyInfo] = &[
         name: "batch:64",
         help: "batch:N at the kernel's SWAP_BATCH of 64",
         default: true,
+    },
+    PolicyInfo {
+        name: "per-cluster",
+        help: "one lock per distinct swap cluster (offset / 512) of a batch: 6.15 and \
+               later (swap_entries_free, 7.x __swap_cluster_free_entries); in the \
+               default set for traces recorded on 6.15+",
+        default: false,
     },
     PolicyInfo {
         name: "batch:N",
@@ -176,6 +193,8 @@ pub enum FreePolicy {
     PerDevice,
     /// Each task's stream re-batched into N entries, sorted as the kernel does.
     Batch(u32),
+    /// 6.15+: one lock per distinct (device, cluster) of a batch.
+    PerCluster,
 }
 
 impl FreePolicy {
@@ -185,6 +204,7 @@ impl FreePolicy {
             "unsorted" => return Ok(FreePolicy::Unsorted),
             "sorted" => return Ok(FreePolicy::Sorted),
             "per-device" => return Ok(FreePolicy::PerDevice),
+            "per-cluster" => return Ok(FreePolicy::PerCluster),
             _ => {}
         }
         let Some(n) = s.strip_prefix("batch:") else {
@@ -200,6 +220,7 @@ impl FreePolicy {
             FreePolicy::Unsorted => "unsorted".into(),
             FreePolicy::Sorted => "sorted".into(),
             FreePolicy::PerDevice => "per-device".into(),
+            FreePolicy::PerCluster => "per-cluster".into(),
             FreePolicy::Batch(n) => format!("batch:{n}"),
         }
     }
@@ -394,6 +415,21 @@ fn replay_one(input: &FreeInput, policy: FreePolicy, cost: FreeCost) -> FreeMetr
                 }
             }
         }
+        FreePolicy::PerCluster => {
+            // swap_entries_free()/__swap_cluster_free_entries(): the
+            // cluster's lock once per cluster the batch touches.
+            for b in &input.batches {
+                let mut clusters: Vec<(u8, u64)> = b
+                    .entries
+                    .iter()
+                    .map(|e| (e.dev, e.offset / SWAPFILE_CLUSTER))
+                    .collect();
+                clusters.sort_unstable();
+                clusters.dedup();
+                let devs = distinct(b.entries.iter().map(|e| e.dev));
+                acc.add(b.entries.len(), clusters.len() as u32, devs > 1);
+            }
+        }
         FreePolicy::Batch(n) => {
             let n = n.clamp(1, MAX_BATCH) as usize;
             for devs in input.dev_streams().values() {
@@ -481,8 +517,13 @@ pub enum FreeReplay {
 /// asked for (default: [`POLICIES`] marked default), replayed on `t`.
 pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<FreeReplay, FreeError> {
     let cost = FreeCost::from_params(req.params)?;
-    let policies = req
-        .names(POLICIES)
+    let mut names = req.names(POLICIES);
+    if matches!(req.policies.map(str::trim), None | Some("all"))
+        && recorded_per_cluster(&t.header.kernel_release)
+    {
+        names.push("per-cluster".into());
+    }
+    let policies = names
         .iter()
         .map(|n| FreePolicy::from_name(n))
         .collect::<Result<Vec<_>, _>>()?;
@@ -499,6 +540,11 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<FreeReplay, FreeError> {
         live: LiveFree::from_input(&input),
         metrics: replay_free(&input, &policies, cost),
     })
+}
+
+/// Was the trace recorded on a kernel that frees per cluster (6.15+)?
+pub fn recorded_per_cluster(release: &str) -> bool {
+    crate::trace::kernel_version(release) >= PER_CLUSTER_SINCE
 }
 
 /// Synthetic free batches from one task: entry `i` is on device

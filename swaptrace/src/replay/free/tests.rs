@@ -258,7 +258,10 @@ fn policy_table_parses_and_keeps_the_default_set() {
     let defaults: Vec<String> = FreePolicy::defaults().iter().map(|p| p.name()).collect();
     assert_eq!(ReplayRequest::default().names(POLICIES), defaults);
     let e = FreePolicy::from_name("fifo").unwrap_err().to_string();
-    assert!(e.contains("per-device, batch:64, batch:N"), "{e}");
+    assert!(
+        e.contains("per-device, batch:64, per-cluster, batch:N"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -318,4 +321,59 @@ fn run_replays_or_shows_the_zaps() {
         super::run(&loaded(Vec::new()), &bad),
         Err(FreeError::UnknownPolicy(_))
     ));
+}
+
+/// A batch of entries at these (device, offset).
+fn at(entries: &[(u8, u64)]) -> Record {
+    Record::FreeBatch {
+        ts: 0,
+        tid: 1,
+        lat_ns: 500,
+        entries: entries
+            .iter()
+            .map(|&(dev, offset)| SwapEntry { dev, offset })
+            .collect(),
+    }
+}
+
+#[test]
+fn per_cluster_takes_one_lock_per_cluster_of_a_batch() {
+    // Offsets 0..511 are cluster 0, 512.. cluster 1; device 1's cluster 0
+    // is another lock.
+    let recs = [
+        at(&[(0, 3), (0, 4), (0, 511)]),
+        at(&[(0, 511), (0, 512), (1, 5), (0, 7)]),
+        at(&[(0, 1024)]),
+    ];
+    let m = run(&recs, &[FreePolicy::PerCluster, FreePolicy::Sorted]);
+    assert_eq!(m[0].locks, 1 + 3 + 1);
+    assert_eq!(m[0].runs_per_batch, BTreeMap::from([(1, 2), (3, 1)]));
+    assert_eq!(m[0].mixed_batches, 1);
+    assert_eq!(m[1].locks, 1 + 2 + 1);
+    assert_eq!(
+        FreePolicy::from_name("per-cluster"),
+        Ok(FreePolicy::PerCluster)
+    );
+}
+
+#[test]
+fn default_set_adds_per_cluster_for_kernels_that_free_per_cluster() {
+    let names = |release: &str| {
+        let mut t = loaded(synth_free(1, 128, 64, 1, 3));
+        t.header.kernel_release = release.into();
+        let FreeReplay::Replayed { metrics, .. } =
+            super::run(&t, &ReplayRequest::default()).expect("replay")
+        else {
+            panic!("no batches")
+        };
+        metrics.into_iter().map(|m| m.policy).collect::<Vec<_>>()
+    };
+    assert!(!names("6.12.57+deb12-amd64").contains(&"per-cluster".to_string()));
+    assert!(!names("6.14.0").contains(&"per-cluster".to_string()));
+    assert_eq!(
+        names("7.3.4+deb13-amd64").last().map(String::as_str),
+        Some("per-cluster")
+    );
+    assert!(names("6.15.1").contains(&"per-cluster".to_string()));
+    assert!(recorded_per_cluster("6.18.15+deb13-amd64"));
 }

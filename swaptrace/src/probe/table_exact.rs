@@ -1,0 +1,161 @@
+//! Attach-table rows of the exact probes for the swap path of 6.15 and
+//! later: the swap-cache hit of `swap_update_readahead()` (6.18+) and the
+//! per-cluster frees (`swap_entries_free()` 6.15-6.18,
+//! `__swap_cluster_free_entries()` 7.x).
+
+use super::table::{p, AttachPoint, Backend, Req};
+use super::ProgKind::{Fentry, Fexit, Kprobe, Kretprobe};
+
+/// `swap_update_readahead(folio, vma, addr)`: `swap_cache_get_folio(entry)`
+/// became a plain lookup (6.18), and this is called for each hit.
+pub const SWAP_CACHE_HIT_618: [AttachPoint; 2] = [
+    AttachPoint {
+        metric: "swap-cache-hit",
+        backend: Backend::Fentry,
+        attach: "fentry swap_update_readahead (6.18+)",
+        requires: &[
+            Req::FuncParams("swap_update_readahead", &["folio", "vma", "addr"]),
+            Req::Member("folio", "swap"),
+            Req::Member("folio", "flags"),
+            Req::FentryAllowed,
+            Req::Built(true),
+        ],
+        progs: &[p("cache_ra_fentry", Fentry, "swap_update_readahead")],
+        note: "hits only (misses are not seen); readahead hit = PG_readahead set, as SWAP_RA_HIT",
+        seen: Some(("6.18", "7.3")),
+        silences: &[],
+    },
+    AttachPoint {
+        metric: "swap-cache-hit",
+        backend: Backend::Kprobe,
+        attach: "kprobe swap_update_readahead (6.18+)",
+        requires: &[
+            Req::Kallsyms("swap_update_readahead"),
+            Req::FuncParams("swap_update_readahead", &["folio", "vma", "addr"]),
+            Req::Member("folio", "swap"),
+            Req::Member("folio", "flags"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[p("cache_ra_kprobe", Kprobe, "swap_update_readahead")],
+        note: "hits only (misses are not seen); readahead hit = PG_readahead set, as SWAP_RA_HIT",
+        seen: Some(("6.18", "7.3")),
+        silences: &[],
+    },
+];
+
+/// The last references of one cluster's entries dropped under its lock:
+/// each call is one free batch of one cluster (one lock).
+pub const FREE_RANGE: [AttachPoint; 4] = [
+    AttachPoint {
+        metric: "free-latency",
+        backend: Backend::Fentry,
+        attach: "fentry/fexit swap_entries_free (6.15-6.18)",
+        requires: &[
+            Req::FuncParams("swap_entries_free", &["si", "ci", "entry"]),
+            Req::FentryAllowed,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("free_range_fentry", Fentry, "swap_entries_free"),
+            p("free_range_fexit", Fexit, "swap_entries_free"),
+        ],
+        note: "one call per cluster, under its lock: entries entry..entry+nr",
+        seen: Some(("6.18", "6.18")),
+        silences: &[],
+    },
+    AttachPoint {
+        metric: "free-latency",
+        backend: Backend::Fentry,
+        attach: "fentry/fexit __swap_cluster_free_entries (7.x)",
+        requires: &[
+            Req::FuncParams(
+                "__swap_cluster_free_entries",
+                &["si", "ci", "ci_start", "nr_pages"],
+            ),
+            Req::Member("swap_info_struct", "type"),
+            Req::Member("swap_info_struct", "cluster_info"),
+            Req::FentryAllowed,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("free_cluster_fentry", Fentry, "__swap_cluster_free_entries"),
+            p("free_cluster_fexit", Fexit, "__swap_cluster_free_entries"),
+        ],
+        note: "one call per cluster, under its lock: cluster index from ci - si->cluster_info",
+        seen: Some(("7.3", "7.3")),
+        silences: &[],
+    },
+    AttachPoint {
+        metric: "free-latency",
+        backend: Backend::Kprobe,
+        attach: "kprobe/kretprobe swap_entries_free (6.15-6.18)",
+        requires: &[
+            Req::Kallsyms("swap_entries_free"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("free_range_kprobe", Kprobe, "swap_entries_free"),
+            p("free_range_kretprobe", Kretprobe, "swap_entries_free"),
+        ],
+        note: "one call per cluster, under its lock: entries entry..entry+nr",
+        seen: Some(("6.18", "6.18")),
+        silences: &[],
+    },
+    AttachPoint {
+        metric: "free-latency",
+        backend: Backend::Kprobe,
+        attach: "kprobe/kretprobe __swap_cluster_free_entries (7.x)",
+        requires: &[
+            Req::Kallsyms("__swap_cluster_free_entries"),
+            Req::FuncParams(
+                "__swap_cluster_free_entries",
+                &["si", "ci", "ci_start", "nr_pages"],
+            ),
+            Req::Member("swap_info_struct", "type"),
+            Req::Member("swap_info_struct", "cluster_info"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("free_cluster_kprobe", Kprobe, "__swap_cluster_free_entries"),
+            p(
+                "free_range_kretprobe",
+                Kretprobe,
+                "__swap_cluster_free_entries",
+            ),
+        ],
+        note: "one call per cluster, under its lock: cluster index from ci - si->cluster_info",
+        seen: Some(("7.3", "7.3")),
+        silences: &[],
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::super::table::{Req, ATTACH_POINTS};
+
+    fn version(v: &str) -> (u32, u32) {
+        crate::trace::kernel_version(v)
+    }
+
+    #[test]
+    fn seen_ranges_are_ordered_and_only_on_built_rows() {
+        let mut seen = 0;
+        for ap in ATTACH_POINTS {
+            let built = !ap.requires.iter().any(|r| matches!(r, Req::Built(false)));
+            if let Some((first, last)) = ap.seen {
+                seen += 1;
+                assert!(built, "{}: seen but not built", ap.attach);
+                assert!(version(first) != (0, 0), "{}: {first}", ap.attach);
+                assert!(
+                    version(first) <= version(last),
+                    "{}: {first} > {last}",
+                    ap.attach
+                );
+            }
+        }
+        assert!(seen > 20, "{seen} rows seen");
+    }
+}
