@@ -203,9 +203,11 @@ fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
             .map_err(|e| std::io::Error::new(ErrorKind::InvalidInput, e))
     };
     let (a, b) = (c(from)?, c(to)?);
+    // The raw system call: musl (the static build) has no renameat2().
     // SAFETY: both are valid NUL-terminated paths that outlive the call.
     let rc = unsafe {
-        libc::renameat2(
+        libc::syscall(
+            libc::SYS_renameat2,
             libc::AT_FDCWD,
             a.as_ptr(),
             libc::AT_FDCWD,
