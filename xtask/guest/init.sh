@@ -90,15 +90,24 @@ note() {
 	return 0
 }
 
+# trace_started FILE: the trace, or the temporary file it is written to
+# until it is finalized (.FILE.<random>.tmp), holds its header.
+trace_started() {
+	for f in "$1" .$1.*.tmp; do
+		[ -s "$f" ] && return 0
+	done
+	return 1
+}
+
 # wait_trace FILE: until a background recorder has attached (it creates its
 # trace file only then; attaching fentry programs under TCG can take seconds).
 wait_trace() {
 	i=0
-	while [ ! -s "$1" ] && [ $i -lt $((LIMIT * 2)) ]; do
+	while ! trace_started "$1" && [ $i -lt $((LIMIT * 2)) ]; do
 		i=$((i + 1))
 		sleep 0.5
 	done
-	[ -s "$1" ] || log "$SC: $1 not created after $LIMIT s"
+	trace_started "$1" || log "$SC: $1 not created after $LIMIT s"
 	log "$SC: recorder of $1 ready after $((i / 2)) s"
 	sleep 1
 }
