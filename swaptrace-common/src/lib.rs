@@ -191,6 +191,9 @@ macro_rules! kernel_constants {
             K_CI_SIZE = u64::MAX,
             /// `SWAPFILE_CLUSTER`: pages per swap cluster (HPAGE_PMD_NR with THP_SWAP).
             K_SWAPFILE_CLUSTER = 512,
+            /// 1: the exact swap-read probe also reports reads outside a
+            /// fault (kind unknown), for kernels without `count_memcg_events`.
+            K_READS_OUTSIDE = 0,
         }
     };
 }
@@ -256,6 +259,13 @@ pub mod exact {
     pub const RANGE: u8 = 1 << 7;
 }
 
+/// Flags in [`RawEvent::flags2`].
+pub mod exact2 {
+    /// Exact SWAP_FAULT: `memcg:count_memcg_events` split the fault's reads
+    /// by kind (`nr` I/O pages, `zero`, `zswap`).
+    pub const KINDS: u8 = 1 << 0;
+}
+
 /// Largest batch of `swapcache_free_entries` (SWAP_BATCH); ranges ([`exact::RANGE`]) are not bounded by it.
 pub const FREE_BATCH_MAX: usize = 64;
 
@@ -275,6 +285,8 @@ pub mod read_kind {
     pub const IO: u32 = 0;
     pub const ZERO: u32 = 1;
     pub const ZSWAP: u32 = 2;
+    /// Seen by `swap_read_folio()` alone, before 6.13: any of the above.
+    pub const UNKNOWN: u32 = 3;
 }
 
 /// One event from the eBPF side, 64 bytes.
@@ -283,6 +295,9 @@ pub mod read_kind {
 /// - SWAP_OUT: `mm`, `addr` (virtual page address), `entry` (`swp_entry_t.val`), `nr` pages.
 /// - SWAP_FAULT: `ts_ns` fault start, `aux` duration in ns (saturating), `mm`, `addr`,
 ///   `nr` pages read by I/O, `entry` = zero-page reads << 32 | zswap loads.
+///   Exact (`exact::ENTRY`): `entry` is the PTE's swap entry; `nr` counts every
+///   swap read inside the fault, or with [`exact2::KINDS`] the I/O pages only,
+///   and `zero`/`zswap` the others.
 /// - SWAP_READ: `nr` pages, `aux` = [`read_kind`]. ZSWAP_WRITEBACK: `nr` pages.
 /// - RECLAIM_END: `entry` = pages reclaimed. KHUGEPAGED_SWAPIN: `mm`, `nr` swapped in,
 ///   `entry` referenced, `aux` ret. SWAP*_EXIT: `entry` = return value as i64.
@@ -304,7 +319,13 @@ pub struct RawEvent {
     pub aux: u32,
     pub kind: u8,
     pub flags: u8,
-    pub _pad: [u8; 6],
+    /// Exact SWAP_FAULT with [`exact2::KINDS`]: zero-page reads.
+    pub zero: u16,
+    /// Exact SWAP_FAULT with [`exact2::KINDS`]: zswap loads.
+    pub zswap: u16,
+    /// [`exact2`] flags.
+    pub flags2: u8,
+    pub _pad: u8,
     pub comm: [u8; 16],
 }
 

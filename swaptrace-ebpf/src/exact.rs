@@ -5,7 +5,7 @@
 //! `K_*_ADDR` globals.
 
 use crate::konst::{
-    K_CI_SIZE, K_FOLIO_FLAGS, K_FOLIO_SWAP, K_LAST_RA_ADDR, K_PG_READAHEAD, K_RA_HITS_ADDR,
+    K_CI_SIZE, K_FOLIO_FLAGS, K_FOLIO_SWAP, K_LAST_RA_ADDR, K_PG_READAHEAD, K_RA_HITS_ADDR, K_READS_OUTSIDE,
     K_SI_CLUSTER_INFO, K_SI_TYPE, K_SWAPFILE_CLUSTER, K_VMA_MM, K_VMF_ADDRESS, K_VMF_ORIG_PTE,
     K_VMF_VMA, K_ZSWAP_RET_INT,
 };
@@ -21,7 +21,7 @@ use aya_ebpf::{
     programs::{FEntryContext, FExitContext, ProbeContext, RetProbeContext},
     EbpfContext,
 };
-use swaptrace_common::{exact, kind, FreeBatchEvent, FREE_BATCH_MAX};
+use swaptrace_common::{exact, kind, read_kind, FreeBatchEvent, FREE_BATCH_MAX};
 
 const RA: u64 = 1;
 const CACHE: u64 = 2;
@@ -279,7 +279,10 @@ fn free_exit(s: Stash, flags: u8, range: bool) {
         (*p).head.aux = head.aux;
         (*p).head.kind = head.kind;
         (*p).head.flags = head.flags;
-        (*p).head._pad = [0; 6];
+        (*p).head.zero = 0;
+        (*p).head.zswap = 0;
+        (*p).head.flags2 = 0;
+        (*p).head._pad = 0;
         (*p).head.comm = aya_ebpf::helpers::bpf_get_current_comm().unwrap_or([0; 16]);
         if range {
             // No entry array: zeroed, not left with stale ring memory.
@@ -522,6 +525,12 @@ const MAX_SWAPFILES: u64 = 24;
 const VM_FAULT_RETRY: u64 = 0x400;
 /// Stash.d bit: an earlier attempt of this fault was major.
 const WAS_MAJOR: u64 = 1;
+/// Stash.d bit: count_memcg_events gave the kind of this fault's reads;
+/// I/O pages in d bits 16..32, zero pages 32..48, zswap loads 48..64.
+const KINDS: u64 = 2;
+const IO_SHIFT: u64 = 16;
+const ZERO_SHIFT: u64 = 32;
+const ZSWAP_SHIFT: u64 = 48;
 
 /// do_swap_page() entry: a = vmf, b = reads, c = the swap PTE (read now:
 /// the kernel overwrites vmf->orig_pte with the new PTE once mapped), d = flags.
@@ -550,13 +559,40 @@ fn fault_enter(vmf: u64) {
     let _ = STASH.insert(key(FAULT), s, 0);
 }
 
-/// Counts a swap read made inside this task's pending do_swap_page().
+/// Counts a swap read made inside this task's pending do_swap_page();
+/// outside one (swapoff, GUP), reports it where no count_memcg_events does.
 #[inline(always)]
 fn fault_read() {
     if let Some(s) = STASH.get_ptr_mut(key(FAULT)) {
         // SAFETY: this task's slot.
         unsafe { (*s).b += 1 };
+    } else if g(&K_READS_OUTSIDE) == 1 && selected() {
+        let mut ev = event(kind::SWAP_READ, unsafe { bpf_ktime_get_ns() });
+        ev.nr = 1;
+        ev.aux = read_kind::UNKNOWN;
+        emit(ev);
     }
+}
+
+/// `count_memcg_events(PSWPIN|SWPIN_ZERO|ZSWPIN, n)` in this task: when an
+/// exact do_swap_page() is pending, its read is counted by kind there (the
+/// counters saturate at 16 bits). False when no exact fault is pending.
+#[inline(always)]
+pub(crate) fn fault_read_kind(rk: u32, n: u64) -> bool {
+    let Some(s) = STASH.get_ptr_mut(key(FAULT)) else {
+        return false;
+    };
+    let shift = match rk {
+        read_kind::IO => IO_SHIFT,
+        read_kind::ZERO => ZERO_SHIFT,
+        _ => ZSWAP_SHIFT,
+    };
+    // SAFETY: this task's slot.
+    let s = unsafe { &mut *s };
+    let old = (s.d >> shift) & 0xffff;
+    let new = (old + n).min(0xffff);
+    s.d = (s.d & !(0xffff << shift)) | (new << shift) | KINDS;
+    true
 }
 
 #[inline(always)]
@@ -592,6 +628,12 @@ fn fault_exit(ret: u64, flags: u8) {
     ev.mm = read_u64(read_u64(vmf, g(&K_VMF_VMA)).unwrap_or(0), g(&K_VMA_MM)).unwrap_or(0);
     ev.entry = (ty << 58) | offset;
     ev.nr = s.b as u32;
+    if s.d & KINDS != 0 {
+        ev.nr = ((s.d >> IO_SHIFT) & 0xffff) as u32;
+        ev.zero = ((s.d >> ZERO_SHIFT) & 0xffff) as u16;
+        ev.zswap = ((s.d >> ZSWAP_SHIFT) & 0xffff) as u16;
+        ev.flags2 = swaptrace_common::exact2::KINDS;
+    }
     ev.flags = flags | exact::ENTRY;
     if ret & VM_FAULT_MAJOR != 0 || s.d & WAS_MAJOR != 0 {
         ev.flags |= swaptrace_common::flag::MAJOR;

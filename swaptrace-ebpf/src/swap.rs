@@ -231,6 +231,9 @@ pub(crate) struct Ev {
     pub aux: u32,
     pub kind: u8,
     pub flags: u8,
+    pub zero: u16,
+    pub zswap: u16,
+    pub flags2: u8,
 }
 
 #[inline(always)]
@@ -254,7 +257,10 @@ pub(crate) fn emit(ev: Ev) {
         (*p).aux = ev.aux;
         (*p).kind = ev.kind;
         (*p).flags = ev.flags;
-        (*p)._pad = [0; 6];
+        (*p).zero = ev.zero;
+        (*p).zswap = ev.zswap;
+        (*p).flags2 = ev.flags2;
+        (*p)._pad = 0;
         (*p).comm = bpf_get_current_comm().unwrap_or([0; 16]);
     }
     let wake = if EVENTS.query(BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES {
@@ -276,6 +282,9 @@ pub(crate) fn event(k: u8, ts: u64) -> Ev {
         aux: 0,
         kind: k,
         flags: 0,
+        zero: 0,
+        zswap: 0,
+        flags2: 0,
     }
 }
 
@@ -385,6 +394,10 @@ pub fn count_memcg_events(ctx: RawTracePointContext) -> i32 {
         }
         (Some(s), None) => unsafe { (*s).major = 1 },
         (None, Some(r)) => {
+            // Inside an exact do_swap_page(): the fault takes the kind.
+            if crate::exact::fault_read_kind(r, val) {
+                return 0;
+            }
             if selected() {
                 let mut ev = event(kind::SWAP_READ, unsafe { bpf_ktime_get_ns() });
                 ev.nr = val as u32;

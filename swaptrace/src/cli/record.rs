@@ -97,7 +97,8 @@ fn run_checked(a: Args) -> Result<()> {
 #[cfg(feature = "live")]
 pub fn print_recorded(r: &swaptrace::record::Recorded, json: bool) -> Result<()> {
     use swaptrace::report;
-    let check = report::vmstat_check(&r.summary, &r.vmstat_delta);
+    let seen = report::Seen::from_attach(r.attached.iter().map(String::as_str));
+    let check = report::vmstat_check(&r.summary, &r.vmstat_delta, seen);
     if json {
         return super::print_json(&serde_json::json!({ "recorded": r, "vmstat_check": check }));
     }

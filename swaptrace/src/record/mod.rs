@@ -20,7 +20,7 @@ pub use top::{top, Interval, TopOptions, TOP_SECTIONS};
 use crate::trace::Summary;
 use crate::trace::{OutKind, RaSource, ReadKind, Record, SwapEntry, Syscall};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use swaptrace_common::{exact, flag, kind, read_kind, FreeBatchEvent, RawEvent};
+use swaptrace_common::{exact, exact2, flag, kind, read_kind, FreeBatchEvent, RawEvent};
 
 /// Most entries taken from one range free: a swap cluster (SWAPFILE_CLUSTER,
 /// 512) twice over, against a corrupt count.
@@ -126,7 +126,12 @@ impl Recorder {
                     self.slots.get(&(mm, ev.addr >> self.page_shift)).copied()
                 };
                 let (zero_reads, zswap_loads) = if ev.flags & exact::ENTRY != 0 {
-                    (0, 0)
+                    // Split by kind only where count_memcg_events saw the reads.
+                    if ev.flags2 & exact2::KINDS != 0 {
+                        (ev.zero as u32, ev.zswap as u32)
+                    } else {
+                        (0, 0)
+                    }
                 } else {
                     ((ev.entry >> 32) as u32, ev.entry as u32)
                 };
@@ -149,7 +154,8 @@ impl Recorder {
                 how: match ev.aux {
                     read_kind::IO => ReadKind::Io,
                     read_kind::ZERO => ReadKind::Zero,
-                    _ => ReadKind::Zswap,
+                    read_kind::ZSWAP => ReadKind::Zswap,
+                    _ => ReadKind::Unknown,
                 },
                 nr: ev.nr,
             }),

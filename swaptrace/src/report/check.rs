@@ -1,6 +1,6 @@
 //! Recorded counts against the kernel's own /proc/vmstat deltas.
 
-use crate::trace::Summary;
+use crate::trace::{Header, Summary};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -9,97 +9,310 @@ use std::fmt::Write;
 pub struct CheckRow {
     pub what: &'static str,
     pub recorded: u64,
-    pub counter: &'static str,
+    /// The vmstat counter, or counters summed with `+`.
+    pub counter: String,
     pub kernel: i64,
-    /// |recorded - kernel| / kernel in %, None when the kernel saw nothing.
+    /// |recorded - kernel| / kernel in %, None when the kernel saw nothing
+    /// or the row is not compared.
     pub error_pct: Option<f64>,
+    /// Why the row cannot be compared on this kernel or backend.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_compared: Option<String>,
 }
 
-fn row(what: &'static str, recorded: u64, counter: &'static str, kernel: i64) -> CheckRow {
-    let error_pct =
-        (kernel > 0).then(|| (recorded as f64 - kernel as f64).abs() * 100.0 / kernel as f64);
-    CheckRow {
-        what,
-        recorded,
-        counter,
-        kernel,
-        error_pct,
+impl CheckRow {
+    /// Within `pct` percent, both zero, or not comparable (with its reason).
+    pub fn agrees(&self, pct: f64) -> bool {
+        if self.not_compared.is_some() {
+            return true;
+        }
+        match self.error_pct {
+            Some(e) => e <= pct,
+            None => self.recorded == 0,
+        }
     }
 }
 
-/// One row per recorded figure that a vmstat counter also counts.
-pub fn vmstat_check(s: &Summary, delta: &BTreeMap<String, i64>) -> Vec<CheckRow> {
-    let d = |k: &str| delta.get(k).copied().unwrap_or(0);
-    vec![
-        row(
-            "major swap faults",
-            s.faults_major,
-            "pgmajfault",
-            d("pgmajfault"),
+/// What a recording could see, beyond its records.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Seen {
+    /// `memcg:count_memcg_events` was attached: swap-outs and reads carry
+    /// their kind (I/O, zero page, zswap). Absent before 6.13, where the
+    /// exact backends count reads of every kind together.
+    pub kinds: bool,
+}
+
+impl Seen {
+    /// From the attach points a trace header lists for its metrics.
+    pub fn from_header(h: &Header) -> Seen {
+        Seen::from_attach(
+            h.metrics
+                .iter()
+                .filter(|m| m.backend.is_some())
+                .flat_map(|m| m.attach.iter().map(String::as_str)),
+        )
+    }
+
+    /// From attach-point names (a header's, or a live recording's).
+    pub fn from_attach<'a>(attach: impl IntoIterator<Item = &'a str>) -> Seen {
+        Seen {
+            kinds: attach
+                .into_iter()
+                .any(|a| a.contains("count_memcg_events")),
+        }
+    }
+}
+
+const NO_KINDS: &str = "kind not recorded: no memcg:count_memcg_events tracepoint (before 6.13)";
+
+/// The summed counters of `names` that this kernel has; None when it has
+/// none of them.
+fn sum(delta: &BTreeMap<String, i64>, names: &[&str]) -> Option<(String, i64)> {
+    let have: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| delta.contains_key(*n))
+        .collect();
+    if have.is_empty() {
+        return None;
+    }
+    Some((have.join("+"), have.iter().map(|n| delta[*n]).sum()))
+}
+
+fn row(
+    what: &'static str,
+    recorded: u64,
+    delta: &BTreeMap<String, i64>,
+    counters: &[&str],
+) -> CheckRow {
+    match sum(delta, counters) {
+        Some((counter, kernel)) => CheckRow {
+            what,
+            recorded,
+            counter,
+            kernel,
+            error_pct: (kernel > 0)
+                .then(|| (recorded as f64 - kernel as f64).abs() * 100.0 / kernel as f64),
+            not_compared: None,
+        },
+        None => skipped(
+            what,
+            recorded,
+            counters,
+            format!("this kernel has no {} counter", counters.join("/")),
         ),
-        row("pages read (I/O)", s.pswpin(), "pswpin", d("pswpin")),
-        row(
-            "zero pages read",
-            s.swpin_zero(),
-            "swpin_zero",
-            d("swpin_zero"),
-        ),
-        row(
-            "zswap loads",
-            s.fault_zswap_loads + s.other_reads_zswap,
-            "zswpin",
-            d("zswpin"),
-        ),
-        row(
-            "swap-outs (folios)",
-            s.swap_outs,
-            "nr_vmscan_write",
-            d("nr_vmscan_write"),
-        ),
-        row(
-            "swap-out pages, I/O",
-            s.swap_out_io,
-            "pswpout",
-            d("pswpout"),
-        ),
-        row(
-            "swap-out pages, zero",
-            s.swap_out_zero,
-            "swpout_zero",
-            d("swpout_zero"),
-        ),
-        row(
-            "swap-out pages, zswap",
-            s.swap_out_zswap,
-            "zswpout",
-            d("zswpout"),
-        ),
-        row(
-            "zswap writebacks",
-            s.zswap_writebacks,
-            "zswpwb",
-            d("zswpwb"),
-        ),
-    ]
+    }
+}
+
+fn skipped(what: &'static str, recorded: u64, counters: &[&str], why: String) -> CheckRow {
+    CheckRow {
+        what,
+        recorded,
+        counter: counters.join("+"),
+        kernel: 0,
+        error_pct: None,
+        not_compared: Some(why),
+    }
+}
+
+/// One row per recorded figure that a vmstat counter also counts. PSWPOUT
+/// counts zswap writebacks too (`zswap_writeback_entry()` writes through
+/// `__swap_writepage()`), so they join the I/O swap-outs.
+pub fn vmstat_check(s: &Summary, delta: &BTreeMap<String, i64>, seen: Seen) -> Vec<CheckRow> {
+    let reads_other =
+        s.other_reads_io + s.other_reads_zero + s.other_reads_zswap + s.other_reads_unknown;
+    let mut rows = vec![row(
+        "major swap faults",
+        s.faults_major,
+        delta,
+        &["pgmajfault"],
+    )];
+    if seen.kinds {
+        rows.extend([
+            row("pages read (I/O)", s.pswpin(), delta, &["pswpin"]),
+            row("zero pages read", s.swpin_zero(), delta, &["swpin_zero"]),
+            row(
+                "zswap loads",
+                s.fault_zswap_loads + s.other_reads_zswap,
+                delta,
+                &["zswpin"],
+            ),
+        ]);
+    } else {
+        rows.extend([
+            row(
+                "pages read (any kind)",
+                s.fault_pages_read + s.fault_zero_reads + s.fault_zswap_loads + reads_other,
+                delta,
+                &["pswpin", "swpin_zero", "zswpin"],
+            ),
+            row(
+                "zswap loads (zswap_load)",
+                s.zswap_loads - s.zswap_loads_missed.min(s.zswap_loads),
+                delta,
+                &["zswpin"],
+            ),
+        ]);
+    }
+    rows.push(row(
+        "swap-outs (folios)",
+        s.swap_outs,
+        delta,
+        &["nr_vmscan_write"],
+    ));
+    if seen.kinds {
+        rows.extend([
+            row(
+                "swap-out pages, I/O + zswap writeback",
+                s.swap_out_io + s.zswap_writebacks,
+                delta,
+                &["pswpout"],
+            ),
+            row(
+                "swap-out pages, zero",
+                s.swap_out_zero,
+                delta,
+                &["swpout_zero"],
+            ),
+            row(
+                "swap-out pages, zswap",
+                s.swap_out_zswap,
+                delta,
+                &["zswpout"],
+            ),
+        ]);
+    } else {
+        rows.extend([
+            row(
+                "swap-out pages + zswap writeback",
+                s.swap_out_pages + s.zswap_writebacks,
+                delta,
+                &["pswpout", "swpout_zero", "zswpout"],
+            ),
+            skipped(
+                "swap-out pages, I/O",
+                s.swap_out_io,
+                &["pswpout"],
+                NO_KINDS.into(),
+            ),
+            row(
+                "zswap stores (zswap_store)",
+                s.zswap_stores - s.zswap_stores_rejected.min(s.zswap_stores),
+                delta,
+                &["zswpout"],
+            ),
+        ]);
+    }
+    rows.push(row(
+        "zswap writebacks",
+        s.zswap_writebacks,
+        delta,
+        &["zswpwb"],
+    ));
+    rows
 }
 
 pub fn check_text(rows: &[CheckRow]) -> String {
+    let w = rows.iter().map(|r| r.what.len()).max().unwrap_or(0).max(8);
+    let c = rows.iter().map(|r| r.counter.len()).max().unwrap_or(0).max(6);
     let mut o = String::new();
     let _ = writeln!(
         o,
-        "{:<24} {:>10}   {:<16} {:>10} {:>8}",
+        "{:<w$} {:>10}   {:<c$} {:>10} {:>8}",
         "RECORDED", "COUNT", "VMSTAT", "DELTA", "ERROR"
     );
     for r in rows {
+        if let Some(why) = &r.not_compared {
+            let _ = writeln!(
+                o,
+                "{:<w$} {:>10}   {:<c$} {:>10} {:>8}  ({why})",
+                r.what, r.recorded, r.counter, "-", "-"
+            );
+            continue;
+        }
         let err = r
             .error_pct
             .map(|e| format!("{e:.2}%"))
             .unwrap_or_else(|| "-".into());
         let _ = writeln!(
             o,
-            "{:<24} {:>10}   {:<16} {:>10} {:>8}",
+            "{:<w$} {:>10}   {:<c$} {:>10} {:>8}",
             r.what, r.recorded, r.counter, r.kernel, err
         );
     }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delta(pairs: &[(&str, i64)]) -> BTreeMap<String, i64> {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn kinds_split_rows_and_writebacks_join_pswpout() {
+        let s = Summary {
+            swap_out_io: 90,
+            zswap_writebacks: 10,
+            fault_pages_read: 50,
+            ..Default::default()
+        };
+        let d = delta(&[("pswpout", 100), ("pswpin", 50), ("zswpwb", 10)]);
+        let rows = vmstat_check(&s, &d, Seen { kinds: true });
+        let io = rows.iter().find(|r| r.counter == "pswpout").unwrap();
+        assert_eq!(io.recorded, 100);
+        assert!(rows.iter().all(|r| r.agrees(1.0)), "{}", check_text(&rows));
+        // A counter this kernel lacks is named, not compared.
+        let zero = rows.iter().find(|r| r.what == "zero pages read").unwrap();
+        assert!(zero.not_compared.as_deref().unwrap().contains("swpin_zero"));
+    }
+
+    #[test]
+    fn without_kinds_reads_of_every_kind_are_summed() {
+        let s = Summary {
+            fault_pages_read: 186_269,
+            zswap_loads: 47_700,
+            zswap_loads_missed: 13,
+            swap_out_pages: 98_550,
+            zswap_stores: 49_438,
+            ..Default::default()
+        };
+        let d = delta(&[
+            ("pswpin", 138_583),
+            ("zswpin", 47_687),
+            ("pswpout", 49_112),
+            ("zswpout", 49_438),
+        ]);
+        let rows = vmstat_check(&s, &d, Seen { kinds: false });
+        let any = rows
+            .iter()
+            .find(|r| r.what == "pages read (any kind)")
+            .unwrap();
+        assert_eq!(any.counter, "pswpin+zswpin");
+        assert_eq!(any.kernel, 186_270);
+        assert!(any.agrees(1.0));
+        assert!(rows.iter().all(|r| r.agrees(1.0)), "{}", check_text(&rows));
+        // Off by more than 1% fails.
+        let s2 = Summary {
+            fault_pages_read: 150_000,
+            ..s
+        };
+        let rows = vmstat_check(&s2, &d, Seen { kinds: false });
+        assert!(!rows.iter().all(|r| r.agrees(1.0)));
+    }
+
+    #[test]
+    fn seen_reads_the_header_attach_points() {
+        let mut h = Header::default();
+        assert!(!Seen::from_header(&h).kinds);
+        h.metrics.push(crate::trace::MetricSource {
+            metric: "zswap-writeback".into(),
+            backend: Some("tracepoint".into()),
+            attach: vec!["memcg:count_memcg_events(ZSWPWB)".into()],
+            missing: None,
+        });
+        assert!(Seen::from_header(&h).kinds);
+    }
 }

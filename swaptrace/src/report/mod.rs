@@ -16,7 +16,7 @@ mod replayed;
 mod zap;
 mod zswap;
 
-pub use check::{check_text, vmstat_check, CheckRow};
+pub use check::{check_text, vmstat_check, CheckRow, Seen};
 pub use compare::{compare, compare_metric_names, compare_runs, Comparison, COMPARED};
 pub use doctor::{doctor_json, doctor_text};
 pub use free::{free_json, free_replay_json, free_replay_text, free_text};

@@ -27,7 +27,7 @@ pub fn recorded_text(s: &Summary) -> String {
         ("swap-fault", s.faults, "swap_fault"),
         (
             "swap-read (outside faults)",
-            s.other_reads_io + s.other_reads_zero + s.other_reads_zswap,
+            s.other_reads_io + s.other_reads_zero + s.other_reads_zswap + s.other_reads_unknown,
             "swap_read",
         ),
         ("reclaim", s.reclaim_direct + s.reclaim_memcg, "reclaim"),

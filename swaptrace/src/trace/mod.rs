@@ -110,6 +110,8 @@ pub enum ReadKind {
     Io,
     Zero,
     Zswap,
+    /// Seen by the exact swap-read probe alone (before 6.13): any of the above.
+    Unknown,
 }
 
 /// Where a readahead window was read.

@@ -26,6 +26,8 @@ pub struct Summary {
     pub other_reads_io: u64,
     pub other_reads_zero: u64,
     pub other_reads_zswap: u64,
+    /// Reads outside faults of unknown kind (exact probe, before 6.13).
+    pub other_reads_unknown: u64,
     pub zswap_writebacks: u64,
     pub reclaim_direct: u64,
     pub reclaim_memcg: u64,
@@ -97,6 +99,7 @@ impl Summary {
                     ReadKind::Io => self.other_reads_io += n,
                     ReadKind::Zero => self.other_reads_zero += n,
                     ReadKind::Zswap => self.other_reads_zswap += n,
+                    ReadKind::Unknown => self.other_reads_unknown += n,
                 }
             }
             Record::ZswapWriteback { nr, .. } => self.zswap_writebacks += *nr as u64,

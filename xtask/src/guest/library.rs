@@ -132,18 +132,9 @@ pub fn replay_free(t: &Loaded) -> Result<FreeReplay, String> {
     })
 }
 
-/// One row of `record`'s comparison with /proc/vmstat, rebuilt from a trace.
-pub struct VmstatRow {
-    pub what: &'static str,
-    pub recorded: u64,
-    pub counter: &'static str,
-    pub kernel: i64,
-    pub error_pct: Option<f64>,
-}
-
 /// The rows `record` printed for `t`: its records summed as the recorder
 /// sums them, against the vmstat deltas of its header and footer.
-pub fn vmstat_rows(t: &Loaded) -> Vec<VmstatRow> {
+pub fn vmstat_rows(t: &Loaded) -> Vec<swaptrace::report::CheckRow> {
     let mut summary = swaptrace::trace::Summary::default();
     for r in &t.records {
         summary.add(r);
@@ -154,14 +145,6 @@ pub fn vmstat_rows(t: &Loaded) -> Vec<VmstatRow> {
         .keys()
         .filter_map(|k| t.vmstat_delta(k).map(|d| (k.clone(), d)))
         .collect();
-    swaptrace::report::vmstat_check(&summary, &delta)
-        .into_iter()
-        .map(|r| VmstatRow {
-            what: r.what,
-            recorded: r.recorded,
-            counter: r.counter,
-            kernel: r.kernel,
-            error_pct: r.error_pct,
-        })
-        .collect()
+    let seen = swaptrace::report::Seen::from_header(&t.header);
+    swaptrace::report::vmstat_check(&summary, &delta, seen)
 }

@@ -155,6 +155,7 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
                 ReadKind::Io => 0,
                 ReadKind::Zero => 1,
                 ReadKind::Zswap => 2,
+                ReadKind::Unknown => 3,
             };
             put(&mut b, ((*nr as u64) << 2) | how);
             K_SWAP_READ
@@ -499,7 +500,7 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 0 => ReadKind::Io,
                 1 => ReadKind::Zero,
                 2 => ReadKind::Zswap,
-                _ => return Err("bad read kind".into()),
+                _ => ReadKind::Unknown,
             };
             Record::SwapRead {
                 ts,
