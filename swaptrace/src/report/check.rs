@@ -56,9 +56,7 @@ impl Seen {
     /// From attach-point names (a header's, or a live recording's).
     pub fn from_attach<'a>(attach: impl IntoIterator<Item = &'a str>) -> Seen {
         Seen {
-            kinds: attach
-                .into_iter()
-                .any(|a| a.contains("count_memcg_events")),
+            kinds: attach.into_iter().any(|a| a.contains("count_memcg_events")),
         }
     }
 }
@@ -214,7 +212,12 @@ pub fn vmstat_check(s: &Summary, delta: &BTreeMap<String, i64>, seen: Seen) -> V
 
 pub fn check_text(rows: &[CheckRow]) -> String {
     let w = rows.iter().map(|r| r.what.len()).max().unwrap_or(0).max(8);
-    let c = rows.iter().map(|r| r.counter.len()).max().unwrap_or(0).max(6);
+    let c = rows
+        .iter()
+        .map(|r| r.counter.len())
+        .max()
+        .unwrap_or(0)
+        .max(6);
     let mut o = String::new();
     let _ = writeln!(
         o,

@@ -88,30 +88,36 @@ fn bookworm_source(deb822: &str) -> Option<(String, String, String)> {
     })
 }
 
-/// Writes the private APT config: one deb822 source with the machine's
-/// bookworm URIs and keyring plus bookworm-backports (qemu's libraries come
-/// from bookworm itself), own lists; /etc/apt stays untouched.
-fn backports_apt_config(base: &Path) -> Result<PathBuf> {
-    let dir = base.join("apt");
+/// Writes a private APT config under `base/dir`: one deb822 source with
+/// the machine's bookworm URIs and keyring (which also holds trixie's keys),
+/// suite `name`, after the machine's own suites when `with_own`; own lists;
+/// /etc/apt stays untouched. Returns the config's path.
+fn private_apt_config(base: &Path, dir: &str, name: &str, with_own: bool) -> Result<PathBuf> {
+    let dir = base.join(dir);
     let parts = dir.join("sources.list.d");
     let lists = dir.join("lists");
     mkdir(&parts)?;
     mkdir(&lists.join("partial"))?;
     let sys = Path::new("/etc/apt/sources.list.d/debian.sources");
     let text = fs::read_to_string(sys).with_context(|| format!("reading {}", sys.display()))?;
-    let (uris, keyring, suites) = bookworm_source(&text).with_context(|| {
+    let (uris, keyring, own) = bookworm_source(&text).with_context(|| {
         format!(
             "no bookworm stanza with URIs and Signed-By in {}",
             sys.display()
         )
     })?;
+    let suites = if with_own {
+        format!("{own} {name}")
+    } else {
+        name.to_string()
+    };
     fs::write(
-        parts.join("bookworm-backports.sources"),
+        parts.join(format!("{name}.sources")),
         format!(
-            "Types: deb\nURIs: {uris}\nSuites: {suites} bookworm-backports\nComponents: main\nSigned-By: {keyring}\n"
+            "Types: deb\nURIs: {uris}\nSuites: {suites}\nComponents: main\nSigned-By: {keyring}\n"
         ),
     )
-    .context("writing the backports source")?;
+    .with_context(|| format!("writing the {name} source"))?;
     let conf = dir.join("apt.conf");
     fs::write(
         &conf,
@@ -125,41 +131,14 @@ fn backports_apt_config(base: &Path) -> Result<PathBuf> {
     Ok(conf)
 }
 
-/// Writes the private APT config for Debian's trixie-backports (the 6.16 …
-/// 7.x kernels): the machine's bookworm URIs and keyring (which holds
-/// trixie's keys), suite trixie-backports only, own lists; returns its path.
+/// bookworm plus bookworm-backports (qemu's libraries come from bookworm).
+fn backports_apt_config(base: &Path) -> Result<PathBuf> {
+    private_apt_config(base, "apt", "bookworm-backports", true)
+}
+
+/// trixie-backports alone (the 6.16 … 7.x kernels).
 pub fn trixie_apt_config(base: &Path) -> Result<PathBuf> {
-    let dir = base.join("apt-trixie");
-    let parts = dir.join("sources.list.d");
-    let lists = dir.join("lists");
-    mkdir(&parts)?;
-    mkdir(&lists.join("partial"))?;
-    let sys = Path::new("/etc/apt/sources.list.d/debian.sources");
-    let text = fs::read_to_string(sys).with_context(|| format!("reading {}", sys.display()))?;
-    let (uris, keyring, _) = bookworm_source(&text).with_context(|| {
-        format!(
-            "no bookworm stanza with URIs and Signed-By in {}",
-            sys.display()
-        )
-    })?;
-    fs::write(
-        parts.join("trixie-backports.sources"),
-        format!(
-            "Types: deb\nURIs: {uris}\nSuites: trixie-backports\nComponents: main\nSigned-By: {keyring}\n"
-        ),
-    )
-    .context("writing the trixie-backports source")?;
-    let conf = dir.join("apt.conf");
-    fs::write(
-        &conf,
-        format!(
-            "Dir::Etc::SourceParts \"{}\";\nDir::Etc::SourceList \"/dev/null\";\nDir::State::Lists \"{}\";\n",
-            parts.display(),
-            lists.display()
-        ),
-    )
-    .with_context(|| format!("writing {}", conf.display()))?;
-    Ok(conf)
+    private_apt_config(base, "apt-trixie", "trixie-backports", false)
 }
 
 /// The static binary; it also reads the traces back on the host, so the
