@@ -1,4 +1,4 @@
-//! Developer tasks: `cargo xtask setup | demo | test | bench [--jobs] | guest-test`.
+//! Developer tasks: `cargo xtask setup | demo | test | bench [--jobs] | guest-test | readme`.
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -7,6 +7,7 @@ use std::process::{Command, ExitCode};
 mod cmd;
 mod demo;
 mod guest;
+mod readme;
 mod setup;
 mod test;
 
@@ -45,12 +46,16 @@ enum Task {
     },
     /// Boot Debian 6.1/6.12 kernels under qemu and run the swaptrace scenarios in them.
     GuestTest(guest::Opts),
+    /// Rewrite README's synopsis block from the clap definitions.
+    Readme,
 }
 
 fn main() -> Result<ExitCode> {
     let cli = Cli::parse();
-    // Every task needs the eBPF toolchain.
-    setup::setup()?;
+    // Every task but `readme` needs the eBPF toolchain.
+    if !matches!(cli.cmd, Task::Readme) {
+        setup::setup()?;
+    }
     match cli.cmd {
         Task::Setup => Ok(ExitCode::SUCCESS),
         Task::Demo { args } => demo::demo(&args).map(|()| ExitCode::SUCCESS),
@@ -67,5 +72,6 @@ fn main() -> Result<ExitCode> {
         )
         .map(|()| ExitCode::SUCCESS),
         Task::GuestTest(opts) => Ok(guest::report(guest::guest_test(&opts))),
+        Task::Readme => readme::readme().map(|()| ExitCode::SUCCESS),
     }
 }

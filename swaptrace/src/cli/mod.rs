@@ -12,6 +12,7 @@ mod lab;
 mod plot;
 mod record;
 mod replay;
+mod synopsis;
 mod synth;
 mod top;
 mod workload;
@@ -89,6 +90,9 @@ enum Cmd {
     /// killed run left (swap, loop devices, cgroups, knobs, processes);
     /// `lab knob|swap|cgroup` make such changes for scripts.
     Lab(lab::Args),
+    /// The command synopsis README shows, generated from these definitions.
+    #[command(name = "__synopsis", hide = true)]
+    Synopsis,
 }
 
 pub fn run(cli: Cli) -> Result<()> {
@@ -108,6 +112,11 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Workload(a) => workload::run(a),
         Cmd::Demo(a) => demo::run(a),
         Cmd::Lab(a) => lab::run(a),
+        Cmd::Synopsis => {
+            use clap::CommandFactory;
+            print!("{}", synopsis::synopsis(&Cli::command()));
+            Ok(())
+        }
     }
 }
 

@@ -18,7 +18,9 @@ Words of the readahead tables (glossary: docs/extending.md, \"Words the tables u
   WINDOWS      (swapoff table) readahead decisions made during swapoff
   MODE         (swapoff table) the most frequent window chosen during swapoff: what the
                policy allowed, which can exceed what it read (see SWAP_RA)
-  MODEL_IO_MS  modelled read time from a device preset, not a measurement";
+  MODEL_IO_MS  modelled read time, not a measurement: per request + per page costs fitted
+               to this trace's major faults (or a --device preset); the table prints the
+               fit and, beside it, the measured time of the recorded faults";
 
 #[derive(clap::Args)]
 #[command(after_help = WORDS)]
@@ -55,9 +57,10 @@ pub struct ReplayArgs {
     /// cgroup's limit, else all memory).
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub memory_pages: Option<usize>,
-    /// readahead only: device model of the modelled I/O time: nvme, ssd,
-    /// hdd, zram (default: hdd when a recorded swap device is rotational,
-    /// else ssd).
+    /// readahead only: a preset for the modelled I/O time (MODEL_IO_MS):
+    /// nvme, ssd, hdd, zram. Default: per-request and per-page costs fitted
+    /// to the trace's major faults (duration against pages read); with too
+    /// few of them, hdd when a recorded swap device is rotational, else ssd.
     #[arg(long)]
     pub device: Option<String>,
 }

@@ -11,9 +11,9 @@ pub mod zswap;
 
 pub use family::{ParamInfo, PolicyInfo, ReplayRequest, Uses};
 pub use readahead::{
-    kernel_policy, policy_by_name, replay, replay_all, DeviceModel, Event, FaultCtx, InputBuilder,
-    Metrics, Policy, ReplayError, ReplayInput, SwapView, SwapoffMetrics, SwapoffMode, DEVICES,
-    POLICY_NAMES,
+    kernel_policy, policy_by_name, replay, replay_all, CostSource, DeviceModel, Event, FaultCtx,
+    InputBuilder, IoCost, Metrics, Policy, ReplayError, ReplayInput, SwapView, SwapoffMetrics,
+    SwapoffMode, DEVICES, POLICY_NAMES,
 };
 
 use crate::trace::Loaded;

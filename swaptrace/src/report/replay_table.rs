@@ -1,6 +1,6 @@
 //! The readahead policy comparison table of `swaptrace replay`, as the patch threads print theirs.
 
-use crate::replay::{DeviceModel, Metrics};
+use crate::replay::{CostSource, DeviceModel, IoCost, Metrics};
 use crate::trace::Loaded;
 use serde_json::json;
 use std::fmt::Write;
@@ -87,6 +87,7 @@ pub fn replay_text(
     kernel: Option<&KernelCounts>,
     kernel_policy: &str,
     device: &DeviceModel,
+    cost: &IoCost,
 ) -> String {
     let width = results
         .iter()
@@ -141,12 +142,7 @@ pub fn replay_text(
             device.time_ms(m.io_requests, m.pswpin)
         );
     }
-    let _ = writeln!(
-        o,
-        "MODEL_IO_MS: a model, not a measurement: the `{}` preset's round figures \
-         ({} µs per request + {} µs per page; --device picks another preset)",
-        device.name, device.request_us, device.page_us
-    );
+    o += &io_model_text(results, kernel_policy, device, cost);
     if results.iter().any(|m| m.swapoff.is_some()) {
         let _ = writeln!(o, "\nswapoff (try_to_unuse):");
         let _ = writeln!(
@@ -222,11 +218,13 @@ pub fn replay_json(
     kernel: Option<&KernelCounts>,
     kernel_policy: &str,
     device: &DeviceModel,
+    cost: &IoCost,
 ) -> serde_json::Value {
     json!({
         "kernel_policy": kernel_policy,
         "kernel": kernel,
         "device": device,
+        "io_model": cost,
         "policies": results.iter().map(|m| json!({
             "metrics": m,
             "accuracy": m.accuracy(),
@@ -239,6 +237,85 @@ pub fn replay_json(
                 .collect::<Vec<_>>()),
         })).collect::<Vec<_>>(),
     })
+}
+
+/// A time in ms, to 4 decimals below 1 ms.
+fn ms(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else if x >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// The lines under the table: where MODEL_IO_MS's figures come from, and
+/// what the recorded faults took, so the model is read beside a measurement.
+pub fn io_model_text(
+    results: &[Metrics],
+    kernel_policy: &str,
+    device: &DeviceModel,
+    cost: &IoCost,
+) -> String {
+    let per =
+        |req: f64, page: f64| format!("{} ms per request + {} ms per page", ms(req), ms(page));
+    let mut line = per(device.request_us / 1000.0, device.page_us / 1000.0);
+    if cost.overridden {
+        line += ", as --param request-us/page-us set them";
+    }
+    let what = match &cost.model {
+        CostSource::Fit(f) => {
+            let fit = format!(
+                "{} faults in {} read sizes, R² {}, median |residual| {} ms",
+                f.faults,
+                f.sizes,
+                f.r2.map(|r| format!("{r:.3}"))
+                    .unwrap_or_else(|| "-".into()),
+                ms(f.residual_ms)
+            );
+            let fit = if cost.overridden {
+                format!("{}; {fit}", per(f.request_ms, f.page_ms))
+            } else {
+                fit
+            };
+            format!(
+                "fitted to this trace's major faults (median duration per read size, least \
+                 squares): {line} (fit: {fit}; --device picks a preset instead)"
+            )
+        }
+        CostSource::Preset => format!(
+            "the `{}` preset's round figures: {line} (without --device: a fit to this \
+             trace's major faults)",
+            device.name
+        ),
+        CostSource::Fallback { why } => format!(
+            "the `{}` preset's round figures: {line}. No fit to this trace's faults: {why}",
+            device.name
+        ),
+    };
+    let m = &cost.measured;
+    let span = m
+        .trace_ms
+        .map(|t| format!(" in a {:.2} s trace", t / 1000.0))
+        .unwrap_or_default();
+    let kernel = results
+        .iter()
+        .find(|r| r.policy == kernel_policy)
+        .map(|r| {
+            format!(
+                "; `{kernel_policy}` (the kernel's policy) models {} ms",
+                ms(device.time_ms(r.io_requests, r.pswpin))
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "MODEL_IO_MS: a model, not a measurement: {what}\n\
+         measured: {} major faults took {} ms in all (sum of their durations; \
+         threads overlap){span}{kernel}\n",
+        m.major_faults,
+        ms(m.major_fault_ms)
+    )
 }
 
 /// Where a column of windows comes from.

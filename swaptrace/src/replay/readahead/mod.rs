@@ -9,11 +9,14 @@
 //! - `policies/`: one file per policy (`cluster`, `vma`, `fixed`, `leap`,
 //!   `oracle`) and the registry (`policies/mod.rs`), the only module that
 //!   names them;
+//! - `device`: the I/O cost model (presets); `fit`: its fit to the trace's
+//!   own major faults;
 //! - `run`: the family's entry point (default set, `--param`, device model).
 
 mod device;
 mod engine;
 mod error;
+mod fit;
 mod input;
 mod metrics;
 mod policies;
@@ -24,9 +27,10 @@ mod space;
 #[cfg(test)]
 mod tests;
 
-pub use device::{DeviceModel, DEVICES};
+pub use device::{io_model, CostSource, DeviceModel, IoCost, DEVICES};
 pub use engine::{replay, replay_all};
 pub use error::ReplayError;
+pub use fit::{fit, FaultCosts, Fit, FitShortfall, Measured, MIN_FAULTS};
 pub use input::{Event, InputBuilder, ReplayInput, Store, SwapoffMode};
 pub use metrics::{Metrics, SwapoffMetrics};
 pub use policies::{

@@ -1,7 +1,7 @@
 //! The readahead family's entry point: what a `replay` command asks of it
 //! (policies, `--param`, memory, device model), run over a trace.
 
-use super::device::DeviceModel;
+use super::device::{io_model, DeviceModel, IoCost};
 use super::engine::replay_all;
 use super::error::ReplayError;
 use super::input::ReplayInput;
@@ -46,21 +46,25 @@ pub struct ReadaheadReplay {
     pub bad_records: u64,
     /// The device model the modelled I/O times use.
     pub device: DeviceModel,
+    /// Where its figures come from, and the recorded faults' own time.
+    pub cost: IoCost,
 }
 
 /// Replays `t` through the policies `req` names (none or `all`: the
 /// default set, [`default_names`]). Memory defaults to the traced cgroup's
-/// limit, else all memory; the device model to the recorded swap devices'.
+/// limit, else all memory; the device model to a fit of the trace's major
+/// faults, else to the recorded swap devices' preset ([`io_model`]).
 pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayError> {
     let pages = req.memory_pages.unwrap_or_else(|| t.header.memory_pages());
     let mut input = ReplayInput::from_trace(t, pages)?;
-    let mut device = match req.device {
-        Some(d) => DeviceModel::by_name(d)?,
-        None => DeviceModel::for_trace(&t.header),
-    };
+    let (mut device, mut cost) = io_model(t, req.device)?;
     for p in req.params {
         set_param(p, &mut input, &mut device)?;
     }
+    cost.overridden = req
+        .params
+        .iter()
+        .any(|p| p.starts_with("request-us=") || p.starts_with("page-us="));
     let names = match req.policies {
         None | Some("all") => default_names(&input),
         Some(list) => list.split(',').map(|n| n.trim().to_string()).collect(),
@@ -75,6 +79,7 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayErr
         unknown_swapoffs: input.unknown_swapoffs,
         bad_records: input.bad_records,
         device,
+        cost,
     })
 }
 

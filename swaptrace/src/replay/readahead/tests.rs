@@ -572,7 +572,12 @@ fn run_replays_the_default_set_with_the_trace_s_memory_and_device() {
         names,
         ["cluster", "vma", "none", "fixed:8", "leap", "oracle"]
     );
+    // synth's faults carry no durations: the recorded devices' preset, and why.
     assert_eq!(r.device, DeviceModel::for_trace(&t.header));
+    match &r.cost.model {
+        super::CostSource::Fallback { why } => assert!(why.contains("a fit needs 16"), "{why}"),
+        other => panic!("expected the fallback, got {other:?}"),
+    }
     // The same replay by hand: memory from the header.
     let inp = ReplayInput::from_trace(&t, t.header.memory_pages()).unwrap();
     let mut p = policy_by_name("vma", &inp).unwrap();
@@ -593,6 +598,49 @@ fn run_replays_the_default_set_with_the_trace_s_memory_and_device() {
     let names: Vec<&str> = two.results.iter().map(|m| m.policy.as_str()).collect();
     assert_eq!(names, ["leap", "fixed:4"]);
     assert_eq!(two.device.name, "nvme");
+    assert_eq!(two.cost.model, super::CostSource::Preset);
+}
+
+#[test]
+fn run_fits_the_io_model_to_the_trace_s_major_faults() {
+    let mut t = loaded(false);
+    // Major faults reading 1 to 4 pages in 0.05 ms + 0.01 ms per page.
+    let mut i = 0u32;
+    for r in &mut t.records {
+        if let Record::SwapFault {
+            dur_ns,
+            major,
+            pages_read,
+            ..
+        } = r
+        {
+            i += 1;
+            *major = true;
+            *pages_read = 1 + i % 4;
+            *dur_ns = 50_000 + 10_000 * *pages_read;
+        }
+    }
+    let r = super::run(&t, &crate::replay::family::ReplayRequest::default()).unwrap();
+    let super::CostSource::Fit(f) = &r.cost.model else {
+        panic!("expected a fit, got {:?}", r.cost.model);
+    };
+    assert!((f.request_ms - 0.05).abs() < 1e-9, "{f:?}");
+    assert!((f.page_ms - 0.01).abs() < 1e-9, "{f:?}");
+    assert_eq!(f.faults, u64::from(i));
+    assert_eq!(r.device, DeviceModel::fitted(f));
+    assert_eq!(r.device.name, "fit");
+    assert_eq!(r.cost.measured.major_faults, u64::from(i));
+    // --device still names a preset, and the measured side is kept.
+    let req = crate::replay::family::ReplayRequest {
+        device: Some("hdd"),
+        ..Default::default()
+    };
+    let r = super::run(&t, &req).unwrap();
+    assert_eq!(
+        (r.device.name, &r.cost.model),
+        ("hdd", &super::CostSource::Preset)
+    );
+    assert_eq!(r.cost.measured.major_faults, u64::from(i));
 }
 
 #[test]
