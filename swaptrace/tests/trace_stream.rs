@@ -3,9 +3,10 @@
 //! more than one chunk's records.
 
 use std::path::Path;
+use swaptrace::report::{self, TraceInfo};
 use swaptrace::trace::{
-    read_trace_bytes, Footer, Header, OutKind, Record, SwapEntry, TraceStream, TraceWriter,
-    CHUNK_RECORDS_MAX,
+    export_jsonl, export_jsonl_stream, read_trace_bytes, Footer, Header, OutKind, Record,
+    SwapEntry, TraceStream, TraceWriter, CHUNK_RECORDS_MAX,
 };
 
 fn header() -> Header {
@@ -63,6 +64,25 @@ fn same_as_whole_read(data: &[u8], what: &str) {
     let p =
         |v: &[swaptrace::trace::TraceError]| v.iter().map(|e| e.to_string()).collect::<Vec<_>>();
     assert_eq!(p(&end.problems), p(&whole.problems), "{what}");
+    // `info` streamed shows what it showed of the whole read.
+    let info = TraceInfo::stream(TraceStream::from_bytes(data.to_vec()).unwrap(), |_| {});
+    assert_eq!(info.json("t"), report::info_json(&whole, "t"), "{what}");
+    assert_eq!(
+        info.text("t", 1),
+        report::info_text(&whole, "t", 1),
+        "{what}"
+    );
+    // And `export` the same lines.
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    let sa = export_jsonl_stream(
+        TraceStream::from_bytes(data.to_vec()).unwrap(),
+        &mut a,
+        |_| {},
+    );
+    let sb = export_jsonl(&whole, &mut b).unwrap();
+    assert_eq!(sa.unwrap(), sb, "{what}");
+    assert_eq!(a, b, "{what}");
 }
 
 #[test]

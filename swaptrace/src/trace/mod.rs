@@ -21,7 +21,7 @@ pub use jsonl::{
 };
 pub use output::{OutputError, OutputPolicy};
 pub use reader::{TraceInput, TraceReader, PROBLEMS_MAX};
-pub use stream::{StreamEnd, TraceStream};
+pub use stream::{export_jsonl_stream, StreamEnd, TraceStream};
 pub use summary::Summary;
 
 use serde::{Deserialize, Serialize};

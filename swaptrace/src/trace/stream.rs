@@ -4,8 +4,10 @@
 //! length; [`read_trace`](super::read_trace) is the same reading kept whole.
 
 use super::file::{ChunkBody, CHUNK_RECORDS_MAX};
+use super::jsonl::{put_line, ExportStats, JsonlError};
 use super::reader::TraceReader;
 use super::{Footer, Header, Record, TraceError};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 /// A trace being read batch by batch (see the module doc).
@@ -124,4 +126,32 @@ impl Iterator for TraceStream {
     fn next(&mut self) -> Option<Vec<Record>> {
         self.next_batch()
     }
+}
+
+/// [`export_jsonl_file`](super::export_jsonl_file) of a stream, in JSON Lines; `each` sees it after every batch.
+pub fn export_jsonl_stream<W: Write>(
+    mut s: TraceStream,
+    out: W,
+    mut each: impl FnMut(&TraceStream),
+) -> Result<ExportStats, JsonlError> {
+    let mut out = BufWriter::new(out);
+    put_line(&mut out, "header", s.header())?;
+    while let Some(batch) = s.next_batch() {
+        for r in &batch {
+            put_line(&mut out, "record", r)?;
+        }
+        each(&s);
+    }
+    // The footer is the last line.
+    let end = s.finish();
+    if let Some(f) = &end.footer {
+        put_line(&mut out, "footer", f)?;
+    }
+    out.flush()?;
+    Ok(ExportStats {
+        records: end.records,
+        footer: end.footer.is_some(),
+        skipped: end.skipped,
+        problems: end.problems.iter().map(|p| p.to_string()).collect(),
+    })
 }
