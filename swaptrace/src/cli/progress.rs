@@ -25,6 +25,17 @@ impl Progress {
         }
     }
 
+    /// `done` of `total` bytes read, in the pass `what`.
+    pub fn phase(&mut self, what: &'static str, done: u64, total: u64) {
+        if what != self.what {
+            self.what = what;
+            if let Some(b) = &self.bar {
+                b.set_message(what);
+            }
+        }
+        self.set(done, total);
+    }
+
     /// `done` of `total` bytes read.
     pub fn set(&mut self, done: u64, total: u64) {
         if !self.on {
