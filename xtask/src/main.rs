@@ -1,4 +1,4 @@
-//! Developer tasks: `cargo xtask setup | demo | test | bench [--jobs] | guest-test`.
+//! Developer tasks: `cargo xtask setup | demo | test | bench [--jobs | --scale] | guest-test`.
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -7,6 +7,7 @@ use std::process::{Command, ExitCode};
 mod cmd;
 mod demo;
 mod guest;
+mod scale;
 mod setup;
 mod test;
 
@@ -40,6 +41,17 @@ enum Task {
         /// Only the `record_jobs` bench (env RUNS, JOBS, SWAPTRACE_BIN).
         #[arg(long)]
         jobs: bool,
+        /// Instead: synthesize a trace of --events events into target/ and
+        /// time synth, info, export and replay of it (peak RSS, fault
+        /// events/s per policy per core); no eBPF toolchain needed.
+        #[arg(long)]
+        scale: bool,
+        /// With --scale: events in the synthetic trace.
+        #[arg(long, default_value_t = 200_000_000)]
+        events: u64,
+        /// With --scale: also `cargo bench --bench replay` on as many faults.
+        #[arg(long)]
+        with_bench: bool,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -49,13 +61,22 @@ enum Task {
 
 fn main() -> Result<ExitCode> {
     let cli = Cli::parse();
-    // Every task needs the eBPF toolchain.
+    if let Task::Bench {
+        scale: true,
+        events,
+        with_bench,
+        ..
+    } = cli.cmd
+    {
+        return scale::scale(events, with_bench).map(|()| ExitCode::SUCCESS);
+    }
+    // Every other task needs the eBPF toolchain.
     setup::setup()?;
     match cli.cmd {
         Task::Setup => Ok(ExitCode::SUCCESS),
         Task::Demo { args } => demo::demo(&args).map(|()| ExitCode::SUCCESS),
         Task::Test { args } => test::test(&args),
-        Task::Bench { jobs, args } => cmd::run(
+        Task::Bench { jobs, args, .. } => cmd::run(
             Command::new("cargo")
                 .args(["bench", "-p", "swaptrace"])
                 .args(if jobs {
