@@ -496,15 +496,21 @@ pub fn replay_all(
             .into_iter()
             .map(|mut p| (p.name(), s.spawn(move || replay(input, p.as_mut()))))
             .collect();
-        // Join them all before answering: an unjoined panicked thread would
-        // make the scope panic.
-        let joined: Vec<_> = handles
-            .into_iter()
-            .map(|(name, h)| (name, h.join()))
-            .collect();
-        joined
-            .into_iter()
-            .map(|(name, r)| r.map_err(|_| ReplayError::PolicyPanicked(name)))
-            .collect()
+        join_all(handles)
     })
+}
+
+/// Joins every policy's thread, then answers: an unjoined panicked thread
+/// would make the scope panic. A panic fails the replay, naming the policy.
+pub(super) fn join_all(
+    handles: Vec<(String, std::thread::ScopedJoinHandle<'_, Metrics>)>,
+) -> Result<Vec<Metrics>, ReplayError> {
+    let joined: Vec<_> = handles
+        .into_iter()
+        .map(|(name, h)| (name, h.join()))
+        .collect();
+    joined
+        .into_iter()
+        .map(|(name, r)| r.map_err(|_| ReplayError::PolicyPanicked(name)))
+        .collect()
 }

@@ -12,7 +12,7 @@
 //! ([`Policy::lookahead`]: the next `4 × (2^page-cluster − 1)` faults).
 //! The events and their order are those of [`ReplayInput::from_trace`].
 
-use super::engine::replay_batches;
+use super::engine::{join_all, replay_batches};
 use super::error::ReplayError;
 use super::input::{Event, InputBuilder, ReplayInput, SwapoffMode};
 use super::metrics::Metrics;
@@ -242,15 +242,6 @@ fn fan_out(
         }
         send(sorter.finish());
         drop(senders);
-        // Join them all before answering: an unjoined panicked thread would
-        // make the scope panic.
-        let joined: Vec<_> = handles
-            .into_iter()
-            .map(|(name, h)| (name, h.join()))
-            .collect();
-        joined
-            .into_iter()
-            .map(|(name, r)| r.map_err(|_| ReplayError::PolicyPanicked(name)))
-            .collect()
+        join_all(handles)
     })
 }

@@ -6,9 +6,10 @@ use super::super::stream::{plan_for_tests, Sorter};
 use super::super::{run, run_streamed};
 use crate::replay::family::ReplayRequest;
 use crate::trace::{
-    read_trace, Footer, Header, OutKind, Record, SwapEntry, Syscall, TraceStream, TraceWriter,
+    read_trace, Footer, Header, Loaded, OutKind, Record, SwapEntry, Syscall, TraceStream,
+    TraceWriter,
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Two devices; faults recorded late (some far behind their chunk, across
 /// chunk boundaries), equal timestamps, a failed swapoff and a successful
@@ -93,12 +94,18 @@ fn write(path: &Path, recs: &[Record]) {
     w.finish(&Footer::default()).unwrap();
 }
 
-#[test]
-fn streamed_events_are_the_whole_traces_in_the_same_order() {
+/// The trace of [`records`] in a temporary directory, and its whole read.
+fn traced() -> (tempfile::TempDir, PathBuf, Loaded) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.swt");
     write(&path, &records());
     let t = read_trace(&path).unwrap();
+    (dir, path, t)
+}
+
+#[test]
+fn streamed_events_are_the_whole_traces_in_the_same_order() {
+    let (_dir, path, t) = traced();
     assert!(t.chunks.len() >= 4, "{} chunks", t.chunks.len());
     let whole = super::super::ReplayInput::from_trace(&t, 4096).unwrap();
     let swapoffs = whole
@@ -130,10 +137,7 @@ fn streamed_events_are_the_whole_traces_in_the_same_order() {
 
 #[test]
 fn streamed_replay_equals_the_whole_trace_replay_for_every_policy() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.swt");
-    write(&path, &records());
-    let t = read_trace(&path).unwrap();
+    let (_dir, path, t) = traced();
     let policies =
         "cluster,vma,none,fixed:8,leap,oracle,cluster-no-swapoff-fix,vma-swapoff-nostats";
     for req in [
