@@ -116,10 +116,20 @@ pub fn generate(spec: &SynthSpec, mut emit: impl FnMut(Record)) {
         }
         out
     };
-    let fault_order = interleaved(spec.pages);
-    let order = match spec.pattern {
-        SynthPattern::One(p) => touch_order(p, spec.pages, spec.seed),
-        SynthPattern::Multi(_) => fault_order.clone(),
+    // One address space faults in page order: no table for it (8 B a page).
+    let fault_order = if matches!(spec.pattern, SynthPattern::Multi(_)) {
+        interleaved(spec.pages)
+    } else {
+        Vec::new()
+    };
+    let fault_page = |i: u64| fault_order.get(i as usize).copied().unwrap_or(i);
+    let touched;
+    let order: &[u64] = match spec.pattern {
+        SynthPattern::One(p) => {
+            touched = touch_order(p, spec.pages, spec.seed);
+            &touched
+        }
+        SynthPattern::Multi(_) => &fault_order,
     };
     let mut ts = 1_000_000u64;
     for p in 1..=procs as u32 {
@@ -148,7 +158,7 @@ pub fn generate(spec: &SynthSpec, mut emit: impl FnMut(Record)) {
         });
     }
     for k in 0..spec.faults {
-        let page = fault_order[(k % spec.pages) as usize];
+        let page = fault_page(k % spec.pages);
         let (mm, vpage) = place(page);
         ts += 2_000;
         emit(Record::SwapFault {

@@ -1,4 +1,4 @@
-//! Developer tasks: `cargo xtask setup | demo | test | bench [--jobs] | guest-test | readme`.
+//! Developer tasks: `cargo xtask setup | demo | test | bench [--jobs | --scale] | guest-test | readme`.
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -8,6 +8,7 @@ mod cmd;
 mod demo;
 mod guest;
 mod readme;
+mod scale;
 mod setup;
 mod test;
 
@@ -41,6 +42,17 @@ enum Task {
         /// Only the `record_jobs` bench (env RUNS, JOBS, SWAPTRACE_BIN).
         #[arg(long)]
         jobs: bool,
+        /// Instead: synthesize a trace of --events events into target/ and
+        /// time synth, info, export and replay of it (peak RSS, fault
+        /// events/s per policy per core); no eBPF toolchain needed.
+        #[arg(long)]
+        scale: bool,
+        /// With --scale: events in the synthetic trace.
+        #[arg(long, default_value_t = 200_000_000)]
+        events: u64,
+        /// With --scale: also `cargo bench --bench replay` on as many faults.
+        #[arg(long)]
+        with_bench: bool,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -52,7 +64,16 @@ enum Task {
 
 fn main() -> Result<ExitCode> {
     let cli = Cli::parse();
-    // Every task but `readme` needs the eBPF toolchain.
+    if let Task::Bench {
+        scale: true,
+        events,
+        with_bench,
+        ..
+    } = cli.cmd
+    {
+        return scale::scale(events, with_bench).map(|()| ExitCode::SUCCESS);
+    }
+    // Every other task but `readme` needs the eBPF toolchain.
     if !matches!(cli.cmd, Task::Readme) {
         setup::setup()?;
     }
@@ -60,7 +81,7 @@ fn main() -> Result<ExitCode> {
         Task::Setup => Ok(ExitCode::SUCCESS),
         Task::Demo { args } => demo::demo(&args).map(|()| ExitCode::SUCCESS),
         Task::Test { args } => test::test(&args),
-        Task::Bench { jobs, args } => cmd::run(
+        Task::Bench { jobs, args, .. } => cmd::run(
             Command::new("cargo")
                 .args(["bench", "-p", "swaptrace"])
                 .args(if jobs {

@@ -3,7 +3,7 @@
 use anyhow::{bail, Result};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-use swaptrace::trace::{export_jsonl_file, output::OutputFile};
+use swaptrace::trace::{export_jsonl_stream, output::OutputFile, TraceStream};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -31,7 +31,7 @@ pub fn run(a: Args) -> Result<()> {
             let policy = super::output_policy(path, a.force, &[&a.trace])?;
             let out = OutputFile::create(path, &policy, 0o644)?;
             let mut w = BufWriter::new(out.file());
-            let stats = export_jsonl_file(&a.trace, &mut w)?;
+            let stats = export(&a.trace, &mut w)?;
             w.flush()?;
             drop(w);
             super::warn_problems(&a.trace, stats.problems.iter().cloned())?;
@@ -39,11 +39,21 @@ pub fn run(a: Args) -> Result<()> {
             stats
         }
         None => {
-            let stats = export_jsonl_file(&a.trace, BufWriter::new(std::io::stdout().lock()))?;
+            let stats = export(&a.trace, BufWriter::new(std::io::stdout().lock()))?;
             super::warn_problems(&a.trace, stats.problems.iter().cloned())?;
             stats
         }
     };
     eprintln!("exported {} records", stats.records);
     Ok(())
+}
+
+/// The trace streamed out as JSON Lines, with progress on a terminal.
+fn export(trace: &std::path::Path, out: impl Write) -> Result<swaptrace::trace::ExportStats> {
+    let s: TraceStream = super::open_stream(trace)?;
+    let mut progress = super::progress::Progress::new("exporting");
+    Ok(export_jsonl_stream(s, out, |s| {
+        let (done, total) = s.position();
+        progress.set(done, total);
+    })?)
 }

@@ -1,8 +1,9 @@
-//! `swaptrace info`: a trace's header and its records counted per kind.
+//! `swaptrace info`: a trace's header and its records counted per kind,
+//! read one chunk at a time.
 
 use anyhow::Result;
 use std::path::PathBuf;
-use swaptrace::report;
+use swaptrace::report::TraceInfo;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -14,13 +15,20 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let t = super::load(&a.trace)?;
+    let s = super::open_stream(&a.trace)?;
+    let mut progress = super::progress::Progress::new("reading");
+    let t = TraceInfo::stream(s, |s| {
+        let (done, total) = s.position();
+        progress.set(done, total);
+    });
+    drop(progress);
+    super::warn_problems(&a.trace, t.problems.iter().cloned())?;
     let path = a.trace.display().to_string();
     if a.json {
-        super::print_json(&report::info_json(&t, &path))
+        super::print_json(&t.json(&path))
     } else {
         let bytes = std::fs::metadata(&a.trace).map(|m| m.len()).unwrap_or(0);
-        print!("{}", report::info_text(&t, &path, bytes));
+        print!("{}", t.text(&path, bytes));
         Ok(())
     }
 }

@@ -10,6 +10,7 @@ mod import;
 mod info;
 mod lab;
 mod plot;
+mod progress;
 mod record;
 mod replay;
 mod synopsis;
@@ -22,7 +23,7 @@ use clap::{Parser, Subcommand};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use swaptrace::trace::{output, read_trace, Loaded, OutputPolicy};
+use swaptrace::trace::{output, read_trace, Loaded, OutputPolicy, TraceStream};
 
 #[derive(Parser)]
 #[command(
@@ -129,6 +130,14 @@ fn load(path: &Path) -> Result<Loaded> {
     })?;
     warn_problems(path, t.problems.iter().map(|p| p.to_string()))?;
     Ok(t)
+}
+
+/// Opens a trace to stream, naming it in errors as [`load`] does.
+fn open_stream(path: &Path) -> Result<TraceStream> {
+    TraceStream::open(path).map_err(|e| match e {
+        e @ swaptrace::trace::TraceError::Io { .. } => anyhow::Error::new(e),
+        e => anyhow::Error::new(e).context(format!("reading {}", path.display())),
+    })
 }
 
 /// Warns on stderr about each problem; with `--strict`, any is an error.

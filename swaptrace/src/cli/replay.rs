@@ -1,9 +1,10 @@
 //! `swaptrace replay`: a trace through one family of policies.
 
 use anyhow::Result;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use swaptrace::replay::{self, Family, ReplayRequest};
 use swaptrace::report;
+use swaptrace::trace::Loaded;
 
 /// The words of the readahead tables, in short; docs/extending.md "Words
 /// the tables use" has the glossary.
@@ -129,8 +130,14 @@ pub fn run(a: Args) -> Result<()> {
         return Ok(());
     }
     let req = a.replay.request();
-    let t = super::load(&a.trace)?;
-    let r = match a.replay.family().run(&t, &req) {
+    let (t, r) = if a.replay.family().name() == "readahead" {
+        streamed(&a.trace, &req)?
+    } else {
+        let t = super::load(&a.trace)?;
+        let r = a.replay.family().run(&t, &req);
+        (t, r)
+    };
+    let r = match r {
         Ok(r) => r,
         // Why, from the THP settings the trace recorded.
         Err(replay::FamilyError::Khugepaged(replay::khugepaged::KhpError::NoScans)) => {
@@ -155,4 +162,29 @@ pub fn run(a: Args) -> Result<()> {
         eprintln!("note: {n}");
     }
     Ok(())
+}
+
+/// The readahead family streamed (two passes, bounded memory): the trace as
+/// `report` renders it (header and footer, no records) and the replay.
+fn streamed(
+    trace: &Path,
+    req: &ReplayRequest,
+) -> Result<(Loaded, Result<replay::Replayed, replay::FamilyError>)> {
+    let mut progress = super::progress::Progress::new("scanning");
+    let mut show = |phase, done, total| progress.phase(phase, done, total);
+    let scanned = replay::readahead::scan(super::open_stream(trace)?, &mut show);
+    super::warn_problems(trace, scanned.end.problems.iter().map(|p| p.to_string()))?;
+    let r = scanned
+        .replay(req, super::open_stream(trace)?, &mut show)
+        .map(replay::Replayed::Readahead)
+        .map_err(Into::into);
+    let t = Loaded {
+        header: scanned.header,
+        records: Vec::new(),
+        footer: scanned.end.footer,
+        problems: Vec::new(),
+        skipped: scanned.end.skipped,
+        chunks: Vec::new(),
+    };
+    Ok((t, r))
 }

@@ -20,7 +20,7 @@ pub use check::{check_text, vmstat_check, CheckRow, Seen};
 pub use compare::{compare, compare_metric_names, compare_runs, Comparison, COMPARED};
 pub use doctor::{doctor_json, doctor_text};
 pub use free::{free_json, free_replay_json, free_replay_text, free_text};
-pub use info::{info_json, info_text, summary};
+pub use info::{info_json, info_text, summary, TraceInfo};
 pub use khugepaged::{khp_json, khp_no_scans_text, khp_replay_json, khp_replay_text, khp_text};
 pub use metric_hist::{histogram, histogram_explained, During, HistError, HistMetric, HistOut};
 #[cfg(feature = "plot")]

@@ -1,9 +1,8 @@
 //! JSON Lines export and import: one JSON object a line, for other tools and
 //! for streams from other tracers. Schema: `docs/jsonl.md`.
 
-use super::file::ChunkBody;
 use super::output::OutputPolicy;
-use super::{Footer, Header, Loaded, Record, TraceError, TraceReader, TraceWriter, FORMAT_VERSION};
+use super::{Footer, Header, Loaded, Record, TraceError, TraceStream, TraceWriter, FORMAT_VERSION};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -88,7 +87,7 @@ struct Line<'a, T> {
     body: &'a T,
 }
 
-fn put_line<W: Write, T: Serialize>(
+pub(super) fn put_line<W: Write, T: Serialize>(
     out: &mut W,
     ty: &'static str,
     body: &T,
@@ -118,31 +117,7 @@ pub fn export_jsonl<W: Write>(t: &Loaded, out: W) -> Result<ExportStats, JsonlEr
 
 /// Like [`export_jsonl`], reading the trace one chunk at a time.
 pub fn export_jsonl_file<W: Write>(path: &Path, out: W) -> Result<ExportStats, JsonlError> {
-    let mut reader = TraceReader::open(path)?;
-    let mut out = BufWriter::new(out);
-    put_line(&mut out, "header", reader.header())?;
-    let mut stats = ExportStats::default();
-    let mut footer = None;
-    while let Some(chunk) = reader.next_chunk() {
-        match chunk {
-            Ok((_, ChunkBody::Records { records, skipped })) => {
-                for r in &records {
-                    put_line(&mut out, "record", r)?;
-                }
-                stats.records += records.len() as u64;
-                stats.skipped += skipped;
-            }
-            // Held so that the footer is the last line.
-            Ok((_, ChunkBody::Footer(f))) => footer = Some(f),
-            Err(e) => stats.problems.push(e.to_string()),
-        }
-    }
-    if let Some(f) = &footer {
-        put_line(&mut out, "footer", f)?;
-    }
-    stats.footer = footer.is_some();
-    out.flush()?;
-    Ok(stats)
+    super::stream::export_jsonl_stream(TraceStream::open(path)?, out, |_| {})
 }
 
 /// Reads JSON Lines and writes them as a trace file at `out_path`. Bad lines

@@ -6,6 +6,7 @@ mod file;
 mod jsonl;
 pub mod output;
 mod reader;
+mod stream;
 mod summary;
 #[cfg(test)]
 mod tests;
@@ -20,6 +21,7 @@ pub use jsonl::{
 };
 pub use output::{OutputError, OutputPolicy};
 pub use reader::{TraceInput, TraceReader, PROBLEMS_MAX};
+pub use stream::{export_jsonl_stream, StreamEnd, TraceStream};
 pub use summary::Summary;
 
 use serde::{Deserialize, Serialize};

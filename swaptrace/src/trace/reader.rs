@@ -195,6 +195,11 @@ impl TraceReader {
         self.version
     }
 
+    /// Bytes of the input read so far, and its length (for progress).
+    pub fn position(&self) -> (u64, u64) {
+        (self.pos.min(self.end), self.end)
+    }
+
     /// A chunk whose header was good but whose body was not: lost alone.
     fn lost(&mut self, e: TraceError) {
         self.lost_recent = true;

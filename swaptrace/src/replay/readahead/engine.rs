@@ -360,9 +360,28 @@ impl Model<'_> {
 
 /// Replays `input` through `policy`.
 pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {
+    let slots = SlotTable::for_input(input);
+    replay_batches(
+        input,
+        slots,
+        policy,
+        std::iter::once(input.events.as_slice()),
+    )
+}
+
+/// Replays the events of `batches`, in order, through `policy`: `input`
+/// gives everything but the events. Holds the batch being replayed, and
+/// more only as far as the policy reads ahead ([`Policy::lookahead`]).
+pub(super) fn replay_batches<B: AsRef<[Event]>>(
+    input: &ReplayInput,
+    slots: SlotTable,
+    policy: &mut dyn Policy,
+    batches: impl Iterator<Item = B>,
+) -> Metrics {
+    let mut batches = batches.fuse();
     let mut model = Model {
         input,
-        slots: SlotTable::for_input(input),
+        slots,
         pages: PageTable::default(),
         io: Vec::new(),
         small_windows: [0; 65],
@@ -378,11 +397,54 @@ pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {
     };
     let mut scratch = Vec::with_capacity(64);
     let mut swapoffs = 0;
-    for (i, ev) in input.events.iter().enumerate() {
-        if let Some(ahead) = input.events.get(i + PREFETCH_EVENTS) {
+    // Batches received; the first is being replayed (at `i`).
+    let mut queue: VecDeque<B> = VecDeque::new();
+    // Where the faults shown to the policy's future end: batch, index.
+    let (mut feed_b, mut feed_i, mut fed) = (0usize, 0usize, 0usize);
+    let mut i = 0;
+    loop {
+        while queue.front().is_some_and(|b| i >= b.as_ref().len()) {
+            queue.pop_front();
+            i = 0;
+            match feed_b.checked_sub(1) {
+                Some(b) => feed_b = b,
+                None => feed_i = 0,
+            }
+        }
+        if queue.is_empty() {
+            match batches.next() {
+                Some(b) => queue.push_back(b),
+                None => break,
+            }
+            continue;
+        }
+        // Show the policy the faults it will read.
+        let need = policy.lookahead();
+        while fed < need {
+            let Some(b) = queue.get(feed_b) else {
+                match batches.next() {
+                    Some(b) => queue.push_back(b),
+                    None => break,
+                }
+                continue;
+            };
+            let b = b.as_ref();
+            match b.get(feed_i) {
+                Some(ev) => {
+                    if let Event::Fault { entry, .. } = *ev {
+                        policy.future(entry);
+                        fed += 1;
+                    }
+                    feed_i += 1;
+                }
+                None => (feed_b, feed_i) = (feed_b + 1, 0),
+            }
+        }
+        let events = queue[0].as_ref();
+        if let Some(ahead) = events.get(i + PREFETCH_EVENTS) {
             model.prefetch_event(ahead);
         }
-        match *ev {
+        match events[i] {
             Event::Out {
                 mm,
                 vpage,
@@ -410,6 +472,7 @@ pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {
                 swapoffs += 1;
             }
         }
+        i += 1;
     }
     if swapoffs > 0 {
         model.m.swapoff = Some(std::mem::take(&mut model.so));
@@ -433,15 +496,21 @@ pub fn replay_all(
             .into_iter()
             .map(|mut p| (p.name(), s.spawn(move || replay(input, p.as_mut()))))
             .collect();
-        // Join them all before answering: an unjoined panicked thread would
-        // make the scope panic.
-        let joined: Vec<_> = handles
-            .into_iter()
-            .map(|(name, h)| (name, h.join()))
-            .collect();
-        joined
-            .into_iter()
-            .map(|(name, r)| r.map_err(|_| ReplayError::PolicyPanicked(name)))
-            .collect()
+        join_all(handles)
     })
+}
+
+/// Joins every policy's thread, then answers: an unjoined panicked thread
+/// would make the scope panic. A panic fails the replay, naming the policy.
+pub(super) fn join_all(
+    handles: Vec<(String, std::thread::ScopedJoinHandle<'_, Metrics>)>,
+) -> Result<Vec<Metrics>, ReplayError> {
+    let joined: Vec<_> = handles
+        .into_iter()
+        .map(|(name, h)| (name, h.join()))
+        .collect();
+    joined
+        .into_iter()
+        .map(|(name, r)| r.map_err(|_| ReplayError::PolicyPanicked(name)))
+        .collect()
 }

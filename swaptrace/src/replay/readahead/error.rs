@@ -16,4 +16,7 @@ pub enum ReplayError {
     UnknownDevice(String),
     #[error("the replay of policy `{0}` panicked (a bug in its model)")]
     PolicyPanicked(String),
+    /// A streamed replay could not read its trace.
+    #[error(transparent)]
+    Trace(#[from] crate::trace::TraceError),
 }

@@ -30,7 +30,7 @@ pub enum Event {
 }
 
 impl Event {
-    fn ts(&self) -> u64 {
+    pub(super) fn ts(&self) -> u64 {
         match self {
             Event::Out { ts, .. } | Event::Fault { ts, .. } | Event::Swapoff { ts, .. } => *ts,
         }
@@ -132,6 +132,11 @@ pub struct InputBuilder {
     unknown_faults: u64,
     bad_records: u64,
     dev_max: Vec<u64>,
+    /// Per device: swap-outs and faults naming it, and the first and last
+    /// time one did (which device a swapoff removed).
+    named: Vec<u64>,
+    dev_ts: Vec<(u64, u64)>,
+    faults: u64,
     /// swapoff entered, by task: entry time.
     swapoff_open: HashMap<u32, u64>,
     /// Successful swapoffs: (entry time, exit time).
@@ -146,12 +151,51 @@ impl InputBuilder {
             unknown_faults: 0,
             bad_records: 0,
             dev_max: Vec::new(),
+            named: Vec::new(),
+            dev_ts: Vec::new(),
+            faults: 0,
             swapoff_open: HashMap::new(),
             swapoffs: Vec::new(),
         }
     }
 
     pub fn add(&mut self, r: &Record) {
+        let mut events = std::mem::take(&mut self.events);
+        self.convert(r, &mut events);
+        self.events = events;
+    }
+
+    /// Whether a fault with a known entry was added.
+    pub(super) fn has_faults(&self) -> bool {
+        self.faults > 0
+    }
+
+    /// Swap-outs and faults naming each device (`SlotTable` sizing).
+    pub(super) fn named(&self) -> &[u64] {
+        &self.named
+    }
+
+    /// The events of one record, pushed to `out` (in record order, not yet
+    /// in time order); the counters and swapoffs are kept here.
+    pub(super) fn convert(&mut self, r: &Record, out: &mut Vec<Event>) {
+        let from = out.len();
+        self.convert_inner(r, out);
+        for e in &out[from..] {
+            if let Event::Out { entry, ts, .. } | Event::Fault { entry, ts, .. } = *e {
+                let d = entry.dev as usize;
+                if self.named.len() <= d {
+                    self.named.resize(d + 1, 0);
+                    self.dev_ts.resize(d + 1, (u64::MAX, 0));
+                }
+                self.named[d] += 1;
+                self.faults += matches!(e, Event::Fault { .. }) as u64;
+                let t = &mut self.dev_ts[d];
+                *t = (t.0.min(ts), t.1.max(ts));
+            }
+        }
+    }
+
+    fn convert_inner(&mut self, r: &Record, out: &mut Vec<Event>) {
         match *r {
             Record::SwapOut {
                 ts,
@@ -182,7 +226,7 @@ impl InputBuilder {
                         offset: entry.offset + i,
                     };
                     note_max(&mut self.dev_max, e);
-                    self.events.push(Event::Out {
+                    out.push(Event::Out {
                         ts,
                         mm,
                         vpage: (vaddr >> self.shift) + i,
@@ -202,7 +246,7 @@ impl InputBuilder {
                 ..
             } => {
                 note_max(&mut self.dev_max, entry);
-                self.events.push(Event::Fault {
+                out.push(Event::Fault {
                     ts,
                     mm,
                     vpage: addr >> self.shift,
@@ -234,25 +278,23 @@ impl InputBuilder {
     /// The device each swapoff removed: the trace records the path, not the
     /// swap type, so it is the device with entries before the swapoff and
     /// none after it. Ambiguous or unknown ones are counted, not replayed.
-    fn resolve_swapoffs(&mut self) -> u64 {
-        let mut unknown = 0;
+    /// The events, in the order they are added to the time-sorted events.
+    pub(super) fn resolve_swapoffs(&self) -> (Vec<Event>, u64) {
+        let (mut out, mut unknown) = (Vec::new(), 0);
         for &(from, to) in &self.swapoffs {
             let (mut before, mut after) = (0u64, 0u64);
-            for e in &self.events {
-                let dev = match *e {
-                    Event::Out { entry, .. } | Event::Fault { entry, .. } => entry.dev,
-                    Event::Swapoff { .. } => continue,
-                };
+            for (dev, &(first, last)) in self.dev_ts.iter().enumerate() {
                 let bit = 1u64 << (dev & 63);
-                if e.ts() < from {
+                if first < from {
                     before |= bit;
-                } else if e.ts() > to {
+                }
+                if last > to {
                     after |= bit;
                 }
             }
             let gone = before & !after;
             if gone.count_ones() == 1 {
-                self.events.push(Event::Swapoff {
+                out.push(Event::Swapoff {
                     ts: from,
                     dev: gone.trailing_zeros() as u8,
                 });
@@ -260,7 +302,39 @@ impl InputBuilder {
                 unknown += 1;
             }
         }
-        unknown
+        (out, unknown)
+    }
+
+    /// Whether the events so far (and the swapoffs) leave anything to replay.
+    pub(super) fn check_replayable(
+        &self,
+        faults: bool,
+        swapoffs: &[Event],
+    ) -> Result<(), ReplayError> {
+        if faults || !swapoffs.is_empty() {
+            Ok(())
+        } else {
+            Err(ReplayError::NothingToReplay)
+        }
+    }
+
+    /// The input without its events (a streamed replay's).
+    pub(super) fn meta(
+        &self,
+        page_cluster: u32,
+        memory_pages: usize,
+        unknown_swapoffs: u64,
+    ) -> ReplayInput {
+        ReplayInput {
+            events: Vec::new(),
+            page_cluster,
+            dev_max: self.dev_max.clone(),
+            memory_pages,
+            unknown_faults: self.unknown_faults,
+            unknown_swapoffs,
+            bad_records: self.bad_records,
+            swapoff_mode: SwapoffMode::LookupStats,
+        }
     }
 
     pub fn finish(
@@ -268,14 +342,10 @@ impl InputBuilder {
         page_cluster: u32,
         memory_pages: usize,
     ) -> Result<ReplayInput, ReplayError> {
-        let unknown_swapoffs = self.resolve_swapoffs();
-        if !self
-            .events
-            .iter()
-            .any(|e| matches!(e, Event::Fault { .. } | Event::Swapoff { .. }))
-        {
-            return Err(ReplayError::NothingToReplay);
-        }
+        let (swapoffs, unknown_swapoffs) = self.resolve_swapoffs();
+        let faults = self.events.iter().any(|e| matches!(e, Event::Fault { .. }));
+        self.check_replayable(faults, &swapoffs)?;
+        self.events.extend(swapoffs);
         // Faults are recorded at their end; order all by time (stable).
         self.events.sort_by_key(Event::ts);
         Ok(ReplayInput {

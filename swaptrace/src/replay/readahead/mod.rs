@@ -23,6 +23,7 @@ mod policies;
 mod policy;
 mod run;
 mod space;
+mod stream;
 
 #[cfg(test)]
 mod tests;
@@ -39,3 +40,4 @@ pub use policies::{
 pub use policy::{FaultCtx, MakePolicy, Policy, PolicyArgs};
 pub use run::{run, ReadaheadReplay, PARAMS, USES};
 pub use space::SwapView;
+pub use stream::{run_streamed, scan, Progress, Scanned};

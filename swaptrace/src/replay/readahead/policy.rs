@@ -28,6 +28,14 @@ pub trait Policy: Send {
     fn swapoff_mode(&self) -> SwapoffMode {
         SwapoffMode::LookupStats
     }
+    /// How many of the trace's faults, in replay order, [`Policy::future`]
+    /// must have shown it before its next call (0: it reads no future).
+    /// The replay reads that far ahead, so memory grows only with it.
+    fn lookahead(&self) -> usize {
+        0
+    }
+    /// The entry of the next fault not yet shown (see [`Policy::lookahead`]).
+    fn future(&mut self, _entry: SwapEntry) {}
 }
 
 /// What a policy is built from (see the registry).

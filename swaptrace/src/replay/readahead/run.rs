@@ -6,9 +6,10 @@ use super::engine::replay_all;
 use super::error::ReplayError;
 use super::input::ReplayInput;
 use super::metrics::Metrics;
-use super::policies::{default_names, policy_by_name};
+use super::policies::{default_names, default_names_for, policy_by_name};
+use super::policy::Policy;
 use crate::replay::family::{known, ParamInfo, ReplayRequest, Uses};
-use crate::trace::Loaded;
+use crate::trace::{Header, Loaded};
 
 /// The `--param NAME=VALUE`s the readahead family takes.
 pub const PARAMS: &[ParamInfo] = &[
@@ -57,6 +58,7 @@ pub struct ReadaheadReplay {
 pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayError> {
     let pages = req.memory_pages.unwrap_or_else(|| t.header.memory_pages());
     let mut input = ReplayInput::from_trace(t, pages)?;
+<<<<<<< HEAD
     let (mut device, mut cost) = io_model(t, req.device)?;
     for p in req.params {
         set_param(p, &mut input, &mut device)?;
@@ -73,6 +75,9 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayErr
         .iter()
         .map(|n| policy_by_name(n, &input))
         .collect::<Result<Vec<_>, _>>()?;
+=======
+    let (device, policies) = prepare(&mut input, &t.header, req, None)?;
+>>>>>>> r4-s19
     Ok(ReadaheadReplay {
         results: replay_all(&input, policies)?,
         unknown_faults: input.unknown_faults,
@@ -81,6 +86,34 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayErr
         device,
         cost,
     })
+}
+
+/// The device model and the policies `req` asks for, with its `--param`s
+/// applied to `input`. `swapoff`: whether a streamed input (no events) has
+/// a swapoff.
+pub(super) fn prepare(
+    input: &mut ReplayInput,
+    header: &Header,
+    req: &ReplayRequest,
+    swapoff: Option<bool>,
+) -> Result<(DeviceModel, Vec<Box<dyn Policy>>), ReplayError> {
+    let mut device = match req.device {
+        Some(d) => DeviceModel::by_name(d)?,
+        None => DeviceModel::for_trace(header),
+    };
+    for p in req.params {
+        set_param(p, input, &mut device)?;
+    }
+    let names = match (req.policies, swapoff) {
+        (None | Some("all"), None) => default_names(input),
+        (None | Some("all"), Some(s)) => default_names_for(s, input),
+        (Some(list), _) => list.split(',').map(|n| n.trim().to_string()).collect(),
+    };
+    let policies = names
+        .iter()
+        .map(|n| policy_by_name(n, input))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((device, policies))
 }
 
 /// One `--param NAME=VALUE` of [`PARAMS`].

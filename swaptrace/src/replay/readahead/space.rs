@@ -82,9 +82,15 @@ impl SlotTable {
                 }
             }
         }
+        SlotTable::for_counts(&named, &input.dev_max)
+    }
+
+    /// [`SlotTable::for_input`] from the entries named on each device and
+    /// each device's largest offset.
+    pub(super) fn for_counts(named: &[u64], dev_max: &[u64]) -> SlotTable {
         let devs = named
             .iter()
-            .zip(&input.dev_max)
+            .zip(dev_max)
             .map(|(&n, &max)| {
                 let bound = n.saturating_mul(DENSE_PER_ENTRY).max(DENSE_MIN);
                 let cap = max.saturating_add(1).min(bound);

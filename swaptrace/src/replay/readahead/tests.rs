@@ -702,3 +702,4 @@ fn run_adds_the_other_kernels_swapoff_when_the_trace_has_one() {
 /// A swap-out record of one page at `offset` (or `nr` pages).
 // Input no kernel could make: bounded, never expanded.
 mod hostile;
+mod streamed;

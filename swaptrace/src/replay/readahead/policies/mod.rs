@@ -195,15 +195,24 @@ fn param_prefix(r: &Registered) -> Option<&'static str> {
 /// the other kernels' swapoff variants after `vma` when the trace has a
 /// swapoff (the plain names do the recording kernel's).
 pub fn default_names(input: &ReplayInput) -> Vec<String> {
+    let swapoff = input
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Swapoff { .. }));
+    default_names_for(swapoff, input)
+}
+
+/// [`default_names`] of a streamed input (no events): `swapoff` when the
+/// trace has one.
+pub(in crate::replay::readahead) fn default_names_for(
+    swapoff: bool,
+    input: &ReplayInput,
+) -> Vec<String> {
     let mut names: Vec<String> = REGISTRY
         .iter()
         .filter_map(|r| r.default.map(str::to_string))
         .collect();
-    if input
-        .events
-        .iter()
-        .any(|e| matches!(e, Event::Swapoff { .. }))
-    {
+    if swapoff {
         let other: Vec<String> = ["cluster", "vma"]
             .iter()
             .flat_map(|base| {

@@ -1,36 +1,39 @@
 //! An upper bound no kernel can reach: each miss reads the pages the next
 //! faults will want.
 
-use crate::replay::readahead::input::{Event, ReplayInput};
+use crate::replay::readahead::input::ReplayInput;
 use crate::replay::readahead::policy::{FaultCtx, Policy, PolicyArgs};
 use crate::replay::readahead::space::SwapView;
 use crate::trace::SwapEntry;
+use std::collections::VecDeque;
 
 /// An upper bound with the same budget: each miss reads the pages of the
 /// next faults, in fault order, up to the largest window. Its accuracy and
 /// coverage bound those of every policy with that window.
 pub struct Oracle {
     max_pages: u32,
-    /// The entry of every fault, in order.
-    seq: Vec<SwapEntry>,
-    /// Index of the current fault in `seq`.
+    /// The entries of the faults from the `base`th on, in order, as far as
+    /// the replay has shown them ([`Policy::future`]).
+    seq: VecDeque<SwapEntry>,
+    base: usize,
+    /// Index of the current fault.
     now: usize,
 }
 
 impl Oracle {
     pub fn new(input: &ReplayInput) -> Oracle {
-        let seq = input
-            .events
-            .iter()
-            .filter_map(|ev| match *ev {
-                Event::Fault { entry, .. } => Some(entry),
-                Event::Out { .. } | Event::Swapoff { .. } => None,
-            })
-            .collect();
         Oracle {
             max_pages: 1 << input.page_cluster.min(10),
-            seq,
+            seq: VecDeque::new(),
+            base: 0,
             now: 0,
+        }
+    }
+
+    /// Forgets the faults before the current one.
+    fn trim(&mut self) {
+        while self.base < self.now && self.seq.pop_front().is_some() {
+            self.base += 1;
         }
     }
 
@@ -46,8 +49,10 @@ impl Policy for Oracle {
 
     fn readahead(&mut self, f: &FaultCtx, view: &SwapView, out: &mut Vec<SwapEntry>) -> u32 {
         self.now += 1;
+        self.trim();
         let want = self.max_pages as usize - 1;
-        for &e in self.seq.iter().skip(self.now).take(want * 4) {
+        let skip = self.now - self.base;
+        for &e in self.seq.iter().skip(skip).take(want * 4) {
             if out.len() == want {
                 break;
             }
@@ -60,5 +65,15 @@ impl Policy for Oracle {
 
     fn on_hit(&mut self, _f: &FaultCtx, _readahead: bool) {
         self.now += 1;
+        self.trim();
+    }
+
+    /// `readahead` reads the `4 * (max_pages - 1)` faults after the next.
+    fn lookahead(&self) -> usize {
+        self.now + 1 + 4 * (self.max_pages as usize - 1)
+    }
+
+    fn future(&mut self, entry: SwapEntry) {
+        self.seq.push_back(entry);
     }
 }

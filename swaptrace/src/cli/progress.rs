@@ -1,0 +1,66 @@
+//! Progress on stderr for reads, replays and exports: shown only on a
+//! terminal, and only once the work has taken a second.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+const AFTER: Duration = Duration::from_secs(1);
+
+pub struct Progress {
+    what: &'static str,
+    start: Instant,
+    on: bool,
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    /// A bar for `what` over the bytes of a file.
+    pub fn new(what: &'static str) -> Progress {
+        Progress {
+            what,
+            start: Instant::now(),
+            on: std::io::stderr().is_terminal(),
+            bar: None,
+        }
+    }
+
+    /// `done` of `total` bytes read, in the pass `what`.
+    pub fn phase(&mut self, what: &'static str, done: u64, total: u64) {
+        if what != self.what {
+            self.what = what;
+            if let Some(b) = &self.bar {
+                b.set_message(what);
+            }
+        }
+        self.set(done, total);
+    }
+
+    /// `done` of `total` bytes read.
+    pub fn set(&mut self, done: u64, total: u64) {
+        if !self.on {
+            return;
+        }
+        if self.bar.is_none() && self.start.elapsed() >= AFTER {
+            let b = ProgressBar::new(total);
+            if let Ok(st) = ProgressStyle::with_template(
+                "{msg} {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+            ) {
+                b.set_style(st);
+            }
+            b.set_message(self.what);
+            self.bar = Some(b);
+        }
+        if let Some(b) = &self.bar {
+            b.set_position(done);
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        if let Some(b) = self.bar.take() {
+            b.finish_and_clear();
+        }
+    }
+}
