@@ -3,17 +3,12 @@
 //! cgroup's tasks. Root and BPF needed; holds the live-test lock.
 #![cfg(feature = "live")]
 
-use std::path::{Path, PathBuf};
+mod live_common;
+
+use live_common::{majors, scratch, workload, EXE};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use swaptrace::lab;
-
-const EXE: &str = env!("CARGO_BIN_EXE_swaptrace");
-
-fn scratch() -> PathBuf {
-    let d = PathBuf::from(format!("/var/tmp/swaptrace-top-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// `top --json` for `count` 1 s intervals, started now.
 fn start_top(count: u32, cgroup: Option<&Path>) -> std::process::Child {
@@ -41,31 +36,6 @@ fn intervals(top: std::process::Child) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// A workload in `cg`; returns its major faults (getrusage).
-fn workload(cg: &Path, size: &str, seed: u32) -> std::process::Child {
-    let mut c = Command::new(EXE);
-    c.args([
-        "workload",
-        "--json",
-        "--size",
-        size,
-        "--pattern",
-        "shuffled-blocks:16",
-        "--seed",
-    ])
-    .arg(seed.to_string())
-    .stdout(Stdio::piped());
-    lab::enter_cgroup_on_exec(&mut c, cg);
-    c.spawn().unwrap()
-}
-
-fn majors(w: std::process::Child) -> u64 {
-    let out = w.wait_with_output().unwrap();
-    assert!(out.status.success(), "workload: {:?}", out.status);
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["maj_faults"].as_u64().unwrap()
-}
-
 fn sum(iv: &[serde_json::Value], f: impl Fn(&serde_json::Value) -> u64) -> u64 {
     iv.iter().map(f).sum()
 }
@@ -81,7 +51,7 @@ fn top_intervals_add_up_to_vmstat_and_cgroup_filters() {
         panic!("top cannot run: {e}");
     }
     let _lock = lab::live_test_lock();
-    let dir = scratch();
+    let dir = scratch("swaptrace-top-");
     let _swap = lab::SwapFile::create(&dir, 2 << 30, None).unwrap();
     let inside = lab::MemCgroup::create("swaptrace-top-in-", 96 << 20).unwrap();
     let outside = lab::MemCgroup::create("swaptrace-top-out-", 96 << 20).unwrap();

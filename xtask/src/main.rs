@@ -1,4 +1,4 @@
-//! Developer tasks: `cargo xtask setup | demo | test | bench [--jobs | --scale] | guest-test | readme`.
+//! Developer tasks: `cargo xtask setup | demo | test | bench [--jobs | --scale] | dist | guest-test | readme`.
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -6,6 +6,7 @@ use std::process::{Command, ExitCode};
 
 mod cmd;
 mod demo;
+mod dist;
 mod guest;
 mod readme;
 mod scale;
@@ -56,6 +57,9 @@ enum Task {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// Build the static (musl) swaptrace with its eBPF object into
+    /// target/dist/, with its SHA-256.
+    Dist,
     /// Boot Debian 6.1/6.12 kernels under qemu and run the swaptrace scenarios in them.
     GuestTest(guest::Opts),
     /// Rewrite README's synopsis block from the clap definitions.
@@ -92,6 +96,7 @@ fn main() -> Result<ExitCode> {
                 .args(args),
         )
         .map(|()| ExitCode::SUCCESS),
+        Task::Dist => dist::dist().map(|_| ExitCode::SUCCESS),
         Task::GuestTest(opts) => Ok(guest::report(guest::guest_test(&opts))),
         Task::Readme => readme::readme().map(|()| ExitCode::SUCCESS),
     }

@@ -1,6 +1,7 @@
 //! `cargo xtask setup`: installs what building the eBPF programs needs and
 //! skips what is there: the nightly toolchain with rust-src, LLVM 22
-//! development files and bpf-linker; and cargo-fuzz for the fuzz runs.
+//! development files and bpf-linker; cargo-fuzz for the fuzz runs; and
+//! Prometheus (prometheus, promtool) for the live test of `top --listen`.
 //! Every other task runs it first.
 
 use crate::cmd::{installed, is_root, output, run};
@@ -14,6 +15,8 @@ const APT_PACKAGES: &[&str] = &[
     "libzstd-dev",
     "zlib1g-dev",
 ];
+/// What the live Prometheus test runs (Debian package `prometheus`).
+const PROMETHEUS_FILES: &[&str] = &["/usr/bin/prometheus", "/usr/bin/promtool"];
 const BPF_LINKER_VERSION: &str = "0.13.0";
 const CARGO_FUZZ_VERSION: &str = "0.13.2";
 
@@ -115,6 +118,33 @@ pub fn setup() -> Result<()> {
                 CARGO_FUZZ_VERSION,
             ]))?;
         }
+    }
+    // 5. prometheus and promtool, for the live test of `top --listen`.
+    if PROMETHEUS_FILES
+        .iter()
+        .all(|f| std::path::Path::new(f).exists())
+    {
+        eprintln!("xtask: prometheus, promtool: present");
+    } else if is_root() {
+        eprintln!("xtask: installing prometheus (prometheus, promtool)");
+        let install = || {
+            run(Command::new("apt-get")
+                .args([
+                    "install",
+                    "-y",
+                    "-q",
+                    "--no-install-recommends",
+                    "prometheus",
+                ])
+                .env("DEBIAN_FRONTEND", "noninteractive"))
+        };
+        // With the current package lists first; refreshed only if that fails.
+        if install().is_err() {
+            run(Command::new("apt-get").args(["update", "-q"]))?;
+            install()?;
+        }
+    } else {
+        eprintln!("xtask: prometheus missing (not root): the live Prometheus test will say so");
     }
     Ok(())
 }

@@ -1,9 +1,10 @@
 //! `cargo xtask test`: formatting, clippy (host and eBPF), the offline build,
-//! every test, a short run of each fuzz target, then the exact-probe
-//! backends in Debian guests under qemu.
+//! every test, the static artifact of `dist` run here (as root), a short run
+//! of each fuzz target, then the exact-probe backends in Debian guests
+//! under qemu.
 
 use crate::cmd::{is_root, root, run};
-use crate::guest;
+use crate::{dist, guest};
 use anyhow::Result;
 use std::process::{Command, ExitCode};
 
@@ -33,11 +34,25 @@ pub fn test(args: &[String]) -> Result<ExitCode> {
     run(Command::new("cargo")
         .args(["test", "--release"])
         .args(&test_args))?;
+    // The artifact a fleet deploys: its doctor and a short record here. The
+    // guest stage below boots this very build (no second build).
+    let built = if is_root() {
+        let d = dist::dist()?;
+        dist::check(&d)?;
+        true
+    } else {
+        eprintln!("xtask: not root: the dist artifact is not run");
+        false
+    };
     // A short run of each fuzz target (fuzz/): no panic, hang or
     // allocation over the RSS limit on hostile traces and JSON Lines.
     fuzz_short()?;
     // The exact-probe backends, in Debian 6.1, 6.12, 6.18 and 7.3 guests under qemu.
-    Ok(guest::report(guest::guest_test(&guest::Opts::default())))
+    let opts = guest::Opts {
+        no_build: built,
+        ..guest::Opts::default()
+    };
+    Ok(guest::report(guest::guest_test(&opts)))
 }
 
 /// The cargo-fuzz targets of fuzz/Cargo.toml, with their seed directory

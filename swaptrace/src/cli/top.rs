@@ -25,6 +25,14 @@ pub struct Args {
     /// One JSON object per interval, one per line.
     #[arg(long)]
     json: bool,
+    /// Also serve the running totals at http://ADDR/metrics for Prometheus
+    /// (text format 0.0.4, OpenMetrics if asked), e.g. 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+    /// No screen output (with --listen: only serve /metrics). Without a
+    /// terminal on stdout, --listen is quiet unless --json is given.
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 pub fn run(a: Args) -> Result<()> {
@@ -39,8 +47,10 @@ fn run_checked(_: Args) -> Result<()> {
 
 #[cfg(feature = "live")]
 fn run_checked(a: Args) -> Result<()> {
-    use std::io::Write;
-    use swaptrace::record::{TopOptions, TOP_SECTIONS};
+    use std::io::{IsTerminal, Write};
+    use std::sync::{Arc, Mutex};
+    use swaptrace::record::prometheus::{self, Metrics};
+    use swaptrace::record::{MetricsServer, TopOptions, TOP_SECTIONS};
     if let Some(m) = a
         .metric
         .iter()
@@ -48,6 +58,27 @@ fn run_checked(a: Args) -> Result<()> {
     {
         anyhow::bail!("--metric {m}: known: {}", TOP_SECTIONS.join(", "));
     }
+    let metrics = a.listen.as_deref().map(|addr| {
+        let cgroup = a
+            .cgroup
+            .as_deref()
+            .map_or("/".into(), |p| p.display().to_string());
+        let reasons = (0..swaptrace_common::kind::COUNT as u8)
+            .map(swaptrace_common::kind::name)
+            .filter(|n| *n != "unknown");
+        let m = Metrics::new(&prometheus::host_name(), &cgroup, reasons);
+        (addr, Arc::new(Mutex::new(m)))
+    });
+    // Bound before attaching, so that a taken port fails at once.
+    let _server = match &metrics {
+        Some((addr, m)) => {
+            let s = MetricsServer::start(addr, m.clone())?;
+            eprintln!("serving http://{}/metrics", s.local_addr());
+            Some(s)
+        }
+        None => None,
+    };
+    let screen = !a.quiet && (a.listen.is_none() || a.json || std::io::stdout().is_terminal());
     let opts = TopOptions {
         interval: a.interval,
         count: a.count,
@@ -55,13 +86,26 @@ fn run_checked(a: Args) -> Result<()> {
         cgroup: a.cgroup,
         metrics: a.metric.clone(),
     };
-    if !a.json {
+    if !a.json && !a.quiet {
         eprintln!(
             "attaching; an interval every {:?}, Ctrl-C to stop",
             a.interval
         );
     }
     swaptrace::record::top(&opts, |iv| {
+        if let Some((_, m)) = &metrics {
+            let mut m = m.lock().unwrap_or_else(|e| e.into_inner());
+            m.add_interval(
+                &iv.summary,
+                &iv.windows,
+                &iv.pages_read,
+                &iv.free_latency_s,
+                &iv.lost_by,
+            );
+        }
+        if !screen {
+            return;
+        }
         let mut o = std::io::stdout().lock();
         let _ = if a.json {
             writeln!(o, "{}", iv.json())

@@ -6,6 +6,8 @@
 mod demo;
 #[cfg(feature = "live")]
 mod live;
+mod metrics_server;
+pub mod prometheus;
 #[cfg(feature = "live")]
 mod top;
 
@@ -13,6 +15,7 @@ mod top;
 pub use demo::{run_demo, workload_command, DemoOptions};
 #[cfg(feature = "live")]
 pub use live::{monotonic_ns, record, RecordError, RecordOptions, Recorded};
+pub use metrics_server::{respond, MetricsServer, ServeError};
 #[cfg(feature = "live")]
 pub use top::{top, Interval, TopOptions, TOP_SECTIONS};
 

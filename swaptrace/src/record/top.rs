@@ -2,6 +2,7 @@
 //! it goes (bcc's `argdist -i` / `funclatency -i`), instead of written.
 
 use super::live::{attach, drain, Attached, RecordError};
+use super::prometheus::{Histogram, FREE_LATENCY_BUCKETS};
 use super::Recorder;
 use crate::lab::{self, VmStat};
 use crate::probe::{self, KernelFacts, ProbeConfig};
@@ -12,6 +13,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::PathBuf;
 use std::time::Duration;
+use swaptrace_common::kind;
 
 pub struct TopOptions {
     pub interval: Duration,
@@ -37,8 +39,12 @@ pub struct Interval {
     pub pages_read: CountTable,
     /// Free-batch latency, µs (exact probes).
     pub free_latency: Log2Hist,
+    /// Free-batch latency, s, in the buckets of `top --listen`.
+    pub free_latency_s: Histogram,
     /// Lost events in this interval.
     pub lost: u64,
+    /// The same, by the record they would have been (every kind, 0 or more).
+    pub lost_by: BTreeMap<String, u64>,
     /// The kernel's counters over the same interval.
     pub vmstat: BTreeMap<String, i64>,
 }
@@ -53,7 +59,9 @@ impl Interval {
             windows: CountTable::new("$retval"),
             pages_read: CountTable::new("pages_read"),
             free_latency: Log2Hist::new("usecs"),
+            free_latency_s: Histogram::new(FREE_LATENCY_BUCKETS),
             lost: 0,
+            lost_by: BTreeMap::new(),
             vmstat: BTreeMap::new(),
         }
     }
@@ -67,7 +75,10 @@ impl Interval {
                 pages_read,
                 ..
             } => self.pages_read.add(*pages_read as u64, 1),
-            Record::FreeBatch { lat_ns, .. } => self.free_latency.add(*lat_ns as u64 / 1000),
+            Record::FreeBatch { lat_ns, .. } => {
+                self.free_latency.add(*lat_ns as u64 / 1000);
+                self.free_latency_s.observe(*lat_ns as f64 * 1e-9);
+            }
             _ => {}
         }
     }
@@ -234,7 +245,7 @@ async fn top_async(opts: &TopOptions, mut show: impl FnMut(&Interval)) -> Result
         tokio::time::interval_at(tokio::time::Instant::now() + opts.interval, opts.interval);
     let mut cur = Interval::new(1);
     let mut vm = VmStat::read().ok();
-    let mut lost_before: u64 = probe.stats().map(|s| s.lost.iter().sum()).unwrap_or(0);
+    let mut lost_before = probe.stats().map(|s| s.lost).unwrap_or_default();
     let mut started = tokio::time::Instant::now();
     let mut shown = 0;
     loop {
@@ -258,8 +269,15 @@ async fn top_async(opts: &TopOptions, mut show: impl FnMut(&Interval)) -> Result
                     cur.vmstat = a.delta(b);
                 }
                 vm = now_vm;
-                let lost_now: u64 = probe.stats().map(|s| s.lost.iter().sum()).unwrap_or(lost_before);
-                cur.lost = lost_now.saturating_sub(lost_before);
+                let lost_now = probe.stats().map(|s| s.lost).unwrap_or(lost_before);
+                for (k, (now, before)) in lost_now.iter().zip(&lost_before).enumerate() {
+                    let d = now.saturating_sub(*before);
+                    let name = kind::name(k as u8);
+                    if name != "unknown" || d > 0 {
+                        cur.lost += d;
+                        *cur.lost_by.entry(name.to_string()).or_default() += d;
+                    }
+                }
                 lost_before = lost_now;
                 let now = tokio::time::Instant::now();
                 cur.seconds = (now - started).as_secs_f64();

@@ -12,6 +12,7 @@ mod tools;
 mod verdict;
 mod verify;
 
+pub use tools::{build_swaptrace, install_static_build};
 pub use verdict::Verdict;
 
 use crate::cmd::{is_root, root};

@@ -9,10 +9,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const MUSL: &str = "x86_64-unknown-linux-musl";
+/// musl-gcc, for the static build.
+const MUSL_GCC: (&str, &str) = ("musl-tools", "/usr/bin/musl-gcc");
 /// Host packages from the normal sources: (package, file it provides).
 const HOST_PACKAGES: &[(&str, &str)] = &[
     ("busybox-static", "/bin/busybox"),
-    ("musl-tools", "/usr/bin/musl-gcc"),
+    MUSL_GCC,
     ("cpio", "/usr/bin/cpio"),
     ("xz-utils", "/usr/bin/xz"),
     ("kmod", "/sbin/depmod"),
@@ -36,13 +38,26 @@ pub fn install_tools(base: &Path) -> Result<()> {
         output(Command::new("qemu-system-x86_64").arg("--version"))
             .context("qemu-system-x86_64 --version still fails after installing qemu-system-x86")?;
     }
-    let missing: Vec<&str> = HOST_PACKAGES
+    install_packages(HOST_PACKAGES)?;
+    musl_target()
+}
+
+/// What a static swaptrace needs: musl-gcc and the rustup musl target.
+pub fn install_static_build() -> Result<()> {
+    install_packages(&[MUSL_GCC])?;
+    musl_target()
+}
+
+/// Installs the packages of `pkgs` whose file is missing.
+fn install_packages(pkgs: &[(&str, &str)]) -> Result<()> {
+    let missing: Vec<&str> = pkgs
         .iter()
         .filter(|(p, f)| !installed(p) && !Path::new(f).exists())
         .map(|(p, _)| *p)
         .collect();
     if missing.is_empty() {
-        log("busybox-static, musl-tools, cpio, xz-utils, kmod, zstd: present");
+        let names: Vec<&str> = pkgs.iter().map(|(p, _)| *p).collect();
+        log(format!("{}: present", names.join(", ")));
     } else {
         log(format!("installing {}", missing.join(", ")));
         let install = |update: bool| -> Result<()> {
@@ -59,6 +74,10 @@ pub fn install_tools(base: &Path) -> Result<()> {
             install(true)?;
         }
     }
+    Ok(())
+}
+
+fn musl_target() -> Result<()> {
     let targets =
         output(Command::new("rustup").args(["target", "list", "--installed"])).unwrap_or_default();
     if targets.lines().any(|l| l.trim() == MUSL) {
