@@ -7,6 +7,7 @@ use std::process::{Command, ExitCode};
 mod cmd;
 mod demo;
 mod guest;
+mod pyenv;
 mod setup;
 mod test;
 

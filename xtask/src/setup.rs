@@ -1,6 +1,7 @@
 //! `cargo xtask setup`: installs what building the eBPF programs needs and
 //! skips what is there: the nightly toolchain with rust-src, LLVM 22
-//! development files and bpf-linker; and cargo-fuzz for the fuzz runs.
+//! development files and bpf-linker; cargo-fuzz for the fuzz runs; and
+//! DuckDB in target/pyenv for the Parquet test (pyenv.rs).
 //! Every other task runs it first.
 
 use crate::cmd::{installed, is_root, output, run};
@@ -116,5 +117,6 @@ pub fn setup() -> Result<()> {
             ]))?;
         }
     }
-    Ok(())
+    // 5. DuckDB, the query engine the Parquet export is tested with.
+    crate::pyenv::pyenv()
 }

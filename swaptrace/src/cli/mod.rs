@@ -12,6 +12,7 @@ mod lab;
 mod plot;
 mod record;
 mod replay;
+mod replay_many;
 mod synth;
 mod top;
 mod workload;

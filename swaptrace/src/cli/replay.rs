@@ -23,13 +23,18 @@ Words of the readahead tables (glossary: docs/extending.md, \"Words the tables u
 #[derive(clap::Args)]
 #[command(after_help = WORDS)]
 pub struct Args {
-    /// The trace to replay (.swt).
-    trace: PathBuf,
+    /// The trace to replay (.swt); several traces, or a directory of them,
+    /// give one row per (trace, policy) naming host, kernel and recording
+    /// time, the traces replayed in parallel.
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
     #[command(flatten)]
     replay: ReplayArgs,
     /// Print JSON instead of the tables.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    pub many: super::replay_many::ManyArgs,
 }
 
 /// Which family and how to replay it: shared by `replay`, `hist` and `plot`.
@@ -126,7 +131,10 @@ pub fn run(a: Args) -> Result<()> {
         return Ok(());
     }
     let req = a.replay.request();
-    let t = super::load(&a.trace)?;
+    if let Some(paths) = super::replay_many::many(&a.traces)? {
+        return super::replay_many::run(&paths, &a.replay, &req, a.json, &a.many);
+    }
+    let t = super::load(&a.traces[0])?;
     let r = match a.replay.family().run(&t, &req) {
         Ok(r) => r,
         // Why, from the THP settings the trace recorded.
