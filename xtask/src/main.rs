@@ -8,6 +8,7 @@ mod cmd;
 mod demo;
 mod dist;
 mod guest;
+mod pyenv;
 mod readme;
 mod scale;
 mod setup;

@@ -1,7 +1,8 @@
 //! `cargo xtask setup`: installs what building the eBPF programs needs and
 //! skips what is there: the nightly toolchain with rust-src, LLVM 22
 //! development files and bpf-linker; cargo-fuzz for the fuzz runs; and
-//! Prometheus (prometheus, promtool) for the live test of `top --listen`.
+//! Prometheus (prometheus, promtool) for the live test of `top --listen`;
+//! DuckDB in target/pyenv for the Parquet test (pyenv.rs).
 //! Every other task runs it first.
 
 use crate::cmd::{installed, is_root, output, run};
@@ -146,5 +147,6 @@ pub fn setup() -> Result<()> {
     } else {
         eprintln!("xtask: prometheus missing (not root): the live Prometheus test will say so");
     }
-    Ok(())
+    // 6. DuckDB, the query engine the Parquet export is tested with.
+    crate::pyenv::pyenv()
 }

@@ -1,4 +1,5 @@
-//! `swaptrace export`: a trace as JSON Lines (docs/jsonl.md).
+//! `swaptrace export`: a trace as JSON Lines (docs/jsonl.md) or Parquet
+//! (docs/parquet.md).
 
 use anyhow::{bail, Result};
 use std::io::{BufWriter, Write};
@@ -9,9 +10,13 @@ use swaptrace::trace::{export_jsonl_stream, output::OutputFile, TraceStream};
 pub struct Args {
     /// The trace to read (.swt).
     trace: PathBuf,
-    /// Output format: jsonl.
+    /// Output format: jsonl, or parquet (one wide table, docs/parquet.md).
     #[arg(long, default_value = "jsonl")]
     format: String,
+    /// parquet only: the name the rows carry in `host` (default: the
+    /// recording host's, else the trace's file name without .swt).
+    #[arg(long)]
+    host: Option<String>,
     /// Output file (default: standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -21,8 +26,14 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
+    if a.format == "parquet" {
+        return parquet(a);
+    }
     if a.format != "jsonl" {
-        bail!("--format {}: only jsonl is supported", a.format);
+        bail!("--format {}: jsonl or parquet", a.format);
+    }
+    if a.host.is_some() {
+        bail!("--host is for --format parquet");
     }
     let stats = match &a.output {
         Some(path) => {
@@ -56,4 +67,38 @@ fn export(trace: &std::path::Path, out: impl Write) -> Result<swaptrace::trace::
         let (done, total) = s.position();
         progress.set(done, total);
     })?)
+}
+
+#[cfg(feature = "parquet")]
+fn parquet(a: Args) -> Result<()> {
+    use swaptrace::trace::parquet::{export_parquet_file, ParquetOptions};
+    let opts = ParquetOptions {
+        host: a.host.clone(),
+        ..ParquetOptions::default()
+    };
+    let stats = match &a.output {
+        Some(path) => {
+            let policy = super::output_policy(path, a.force, &[&a.trace])?;
+            let out = OutputFile::create(path, &policy, 0o644)?;
+            let stats = export_parquet_file(&a.trace, BufWriter::new(out.file()), &opts)?;
+            super::warn_problems(&a.trace, stats.problems.iter().cloned())?;
+            out.commit()?;
+            stats
+        }
+        None => {
+            let stats = export_parquet_file(&a.trace, BufWriter::new(std::io::stdout()), &opts)?;
+            super::warn_problems(&a.trace, stats.problems.iter().cloned())?;
+            stats
+        }
+    };
+    eprintln!(
+        "exported {} records in {} row groups",
+        stats.records, stats.row_groups
+    );
+    Ok(())
+}
+
+#[cfg(not(feature = "parquet"))]
+fn parquet(_: Args) -> Result<()> {
+    bail!("--format parquet: this swaptrace was built without the `parquet` feature")
 }

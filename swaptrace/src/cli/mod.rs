@@ -14,6 +14,7 @@ mod progress;
 mod record;
 mod replay;
 mod synopsis;
+mod replay_many;
 mod synth;
 mod top;
 mod workload;

@@ -26,13 +26,18 @@ Words of the readahead tables (glossary: docs/extending.md, \"Words the tables u
 #[derive(clap::Args)]
 #[command(after_help = WORDS)]
 pub struct Args {
-    /// The trace to replay (.swt).
-    trace: PathBuf,
+    /// The trace to replay (.swt); several traces, or a directory of them,
+    /// give one row per (trace, policy) naming host, kernel and recording
+    /// time, the traces replayed in parallel.
+    #[arg(required = true)]
+    traces: Vec<PathBuf>,
     #[command(flatten)]
     replay: ReplayArgs,
     /// Print JSON instead of the tables.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    pub many: super::replay_many::ManyArgs,
 }
 
 /// Which family and how to replay it: shared by `replay`, `hist` and `plot`.
@@ -130,10 +135,14 @@ pub fn run(a: Args) -> Result<()> {
         return Ok(());
     }
     let req = a.replay.request();
+    if let Some(paths) = super::replay_many::many(&a.traces)? {
+        return super::replay_many::run(&paths, &a.replay, &req, a.json, &a.many);
+    }
+    let trace = &a.traces[0];
     let (t, r) = if a.replay.family().name() == "readahead" {
-        streamed(&a.trace, &req)?
+        streamed(trace, &req)?
     } else {
-        let t = super::load(&a.trace)?;
+        let t = super::load(trace)?;
         let r = a.replay.family().run(&t, &req);
         (t, r)
     };

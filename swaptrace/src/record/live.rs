@@ -117,6 +117,9 @@ fn header(facts: &KernelFacts, sources: Vec<crate::trace::MetricSource>, target:
         thp_scan_status: probe::tpformat::read_format("huge_memory", "mm_khugepaged_scan_pmd")
             .map(|f| probe::tpformat::symbols(&f, "status"))
             .unwrap_or_default(),
+        hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|h| h.trim().to_string()),
     }
 }
 

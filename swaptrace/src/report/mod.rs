@@ -7,6 +7,9 @@ mod doctor;
 mod free;
 mod info;
 mod khugepaged;
+pub mod many;
+#[cfg(feature = "parquet")]
+mod many_parquet;
 mod metric_hist;
 #[cfg(feature = "plot")]
 mod plot;

@@ -5,6 +5,8 @@ mod codec;
 mod file;
 mod jsonl;
 pub mod output;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 mod reader;
 mod stream;
 mod summary;
@@ -340,6 +342,10 @@ pub struct Header {
     /// from the tracepoint's format file): 1 "succeeded", 6 "exceed_swap_pte"…
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub thp_scan_status: BTreeMap<i32, String>,
+    /// The recording host's name (/proc/sys/kernel/hostname), so that
+    /// traces of many hosts can be told apart; absent in older traces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
 }
 
 /// /sys/kernel/mm/transparent_hugepage settings: `enabled`, `defrag` and
@@ -430,6 +436,19 @@ pub fn utc(unix_ns: u64) -> String {
 }
 
 impl Header {
+    /// The name of the recording's host: the header's hostname, else the
+    /// trace's file name without its extension (a fleet names its files
+    /// after its hosts).
+    pub fn host(&self, path: &std::path::Path) -> String {
+        match &self.hostname {
+            Some(h) if !h.is_empty() => h.clone(),
+            _ => path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "unknown".into()),
+        }
+    }
+
     /// Pages the traced workload could keep in memory: its cgroup limit, or
     /// all of memory.
     pub fn memory_pages(&self) -> usize {
