@@ -191,8 +191,8 @@ macro_rules! kernel_constants {
             K_CI_SIZE = u64::MAX,
             /// `SWAPFILE_CLUSTER`: pages per swap cluster (HPAGE_PMD_NR with THP_SWAP).
             K_SWAPFILE_CLUSTER = 512,
-            /// 1: the exact swap-read probe also reports reads outside a
-            /// fault (kind unknown), for kernels without `count_memcg_events`.
+            /// 1: the exact swap-read probe reports reads outside a fault
+            /// (kind unknown); count_memcg_events only gives kinds inside one.
             K_READS_OUTSIDE = 0,
         }
     };

@@ -395,7 +395,9 @@ pub fn count_memcg_events(ctx: RawTracePointContext) -> i32 {
         (Some(s), None) => unsafe { (*s).major = 1 },
         (None, Some(r)) => {
             // Inside an exact do_swap_page(): the fault takes the kind.
-            if crate::exact::fault_read_kind(r, val) {
+            // Outside one, the exact swap-read probe reports the read (7.x
+            // may count PSWPIN after the fault, at I/O completion).
+            if crate::exact::fault_read_kind(r, val) || g(&K_READS_OUTSIDE) == 1 {
                 return 0;
             }
             if selected() {

@@ -105,12 +105,17 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
         .filter_map(|m| m.chosen.as_ref())
         .flat_map(|c| c.silences.iter().copied())
         .collect();
-    // Without count_memcg_events, reads outside faults come from the exact
-    // swap-read probe (kind unknown).
-    let memcg_events = super::plan(facts)
+    // With the exact swap-read probe, reads outside faults come from it
+    // (kind unknown), not from count_memcg_events, which some kernels fire
+    // after the fault (7.x: at I/O completion).
+    let exact_reads = super::plan(facts)
         .iter()
         .filter_map(|m| m.chosen.as_ref())
-        .any(|c| c.progs.iter().any(|p| p.name == "count_memcg_events"));
+        .any(|c| {
+            c.progs
+                .iter()
+                .any(|p| p.name == "read_fentry" || p.name == "read_kprobe")
+        });
     let mut put = |name: &'static str, v: Result<u64, String>| {
         let v = if silenced.contains(&name) {
             Ok(u64::MAX)
@@ -132,7 +137,7 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
             .map(|v| v as u64)
             .map_err(|e| e.to_string())
     };
-    put(K_READS_OUTSIDE, Ok(u64::from(!memcg_events)));
+    put(K_READS_OUTSIDE, Ok(u64::from(exact_reads)));
     put(K_TASK_MM, off("task_struct", "mm"));
     put(K_FOLIO_FLAGS, off("folio", "flags"));
     put(K_FOLIO_FLAGS1, off("folio", "_flags_1"));

@@ -40,6 +40,10 @@ pub struct Seen {
     /// their kind (I/O, zero page, zswap). Absent before 6.13, where the
     /// exact backends count reads of every kind together.
     pub kinds: bool,
+    /// Swap faults by the exact probes (`do_swap_page`): their reads are
+    /// `swap_read_folio()` calls, split by kind only where the kernel
+    /// counts PSWPIN inside the fault, so reads are compared all kinds together.
+    pub exact_reads: bool,
 }
 
 impl Seen {
@@ -55,9 +59,12 @@ impl Seen {
 
     /// From attach-point names (a header's, or a live recording's).
     pub fn from_attach<'a>(attach: impl IntoIterator<Item = &'a str>) -> Seen {
-        Seen {
-            kinds: attach.into_iter().any(|a| a.contains("count_memcg_events")),
+        let mut seen = Seen::default();
+        for a in attach {
+            seen.kinds |= a.contains("count_memcg_events");
+            seen.exact_reads |= a.contains("do_swap_page");
         }
+        seen
     }
 }
 
@@ -125,7 +132,7 @@ pub fn vmstat_check(s: &Summary, delta: &BTreeMap<String, i64>, seen: Seen) -> V
         delta,
         &["pgmajfault"],
     )];
-    if seen.kinds {
+    if seen.kinds && !seen.exact_reads {
         rows.extend([
             row("pages read (I/O)", s.pswpin(), delta, &["pswpin"]),
             row("zero pages read", s.swpin_zero(), delta, &["swpin_zero"]),
@@ -149,6 +156,12 @@ pub fn vmstat_check(s: &Summary, delta: &BTreeMap<String, i64>, seen: Seen) -> V
                 s.zswap_loads - s.zswap_loads_missed.min(s.zswap_loads),
                 delta,
                 &["zswpin"],
+            ),
+            skipped(
+                "zero pages read",
+                s.swpin_zero(),
+                &["swpin_zero"],
+                "the exact probes count zero-page reads with the others".into(),
             ),
         ]);
     }
@@ -250,6 +263,11 @@ pub fn check_text(rows: &[CheckRow]) -> String {
 mod tests {
     use super::*;
 
+    const NO_KINDS_EXACT: Seen = Seen {
+        kinds: false,
+        exact_reads: true,
+    };
+
     fn delta(pairs: &[(&str, i64)]) -> BTreeMap<String, i64> {
         pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
     }
@@ -263,7 +281,14 @@ mod tests {
             ..Default::default()
         };
         let d = delta(&[("pswpout", 100), ("pswpin", 50), ("zswpwb", 10)]);
-        let rows = vmstat_check(&s, &d, Seen { kinds: true });
+        let rows = vmstat_check(
+            &s,
+            &d,
+            Seen {
+                kinds: true,
+                exact_reads: false,
+            },
+        );
         let io = rows.iter().find(|r| r.counter == "pswpout").unwrap();
         assert_eq!(io.recorded, 100);
         assert!(rows.iter().all(|r| r.agrees(1.0)), "{}", check_text(&rows));
@@ -288,7 +313,7 @@ mod tests {
             ("pswpout", 49_112),
             ("zswpout", 49_438),
         ]);
-        let rows = vmstat_check(&s, &d, Seen { kinds: false });
+        let rows = vmstat_check(&s, &d, NO_KINDS_EXACT);
         let any = rows
             .iter()
             .find(|r| r.what == "pages read (any kind)")
@@ -302,7 +327,7 @@ mod tests {
             fault_pages_read: 150_000,
             ..s
         };
-        let rows = vmstat_check(&s2, &d, Seen { kinds: false });
+        let rows = vmstat_check(&s2, &d, NO_KINDS_EXACT);
         assert!(!rows.iter().all(|r| r.agrees(1.0)));
     }
 
@@ -317,5 +342,45 @@ mod tests {
             missing: None,
         });
         assert!(Seen::from_header(&h).kinds);
+        assert!(!Seen::from_header(&h).exact_reads);
+        h.metrics.push(crate::trace::MetricSource {
+            metric: "swap-fault".into(),
+            backend: Some("fentry".into()),
+            attach: vec!["fentry/fexit do_swap_page + fentry swap_read_folio".into()],
+            missing: None,
+        });
+        assert!(Seen::from_header(&h).exact_reads);
+    }
+
+    #[test]
+    fn exact_reads_with_kinds_in_part_compare_every_kind_together() {
+        // 7.x: some faults had their reads split by kind, others not.
+        let s = Summary {
+            fault_pages_read: 900,
+            fault_zero_reads: 50,
+            fault_zswap_loads: 40,
+            other_reads_unknown: 10,
+            zswap_loads: 40,
+            swap_out_io: 100,
+            ..Default::default()
+        };
+        let d = delta(&[
+            ("pswpin", 910),
+            ("swpin_zero", 50),
+            ("zswpin", 40),
+            ("pswpout", 100),
+        ]);
+        let seen = Seen {
+            kinds: true,
+            exact_reads: true,
+        };
+        let rows = vmstat_check(&s, &d, seen);
+        let any = rows
+            .iter()
+            .find(|r| r.what == "pages read (any kind)")
+            .unwrap();
+        assert_eq!((any.recorded, any.kernel), (1000, 1000));
+        assert!(rows.iter().all(|r| r.agrees(1.0)), "{}", check_text(&rows));
+        assert!(rows.iter().any(|r| r.what == "swap-out pages, zero"));
     }
 }

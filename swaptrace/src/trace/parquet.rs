@@ -253,6 +253,7 @@ fn read_kind(k: ReadKind) -> &'static str {
         ReadKind::Io => "io",
         ReadKind::Zero => "zero",
         ReadKind::Zswap => "zswap",
+        ReadKind::Unknown => "unknown",
     }
 }
 

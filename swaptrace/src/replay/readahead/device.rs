@@ -2,7 +2,7 @@
 
 use super::error::ReplayError;
 use super::fit::{FaultCosts, Fit, Measured};
-use crate::trace::{Header, Loaded};
+use crate::trace::Header;
 
 /// Modelled read cost: a fixed cost per request plus a cost per page.
 /// By default fitted to the trace's major faults (`fit`, named "fit");
@@ -91,17 +91,20 @@ pub struct IoCost {
     pub measured: Measured,
 }
 
-/// The model for `t`: the `--device` preset when one is named, else the
-/// fit to the trace's major faults, else (with why) the recorded devices'
-/// preset.
-pub fn io_model(t: &Loaded, preset: Option<&str>) -> Result<(DeviceModel, IoCost), ReplayError> {
-    let costs = FaultCosts::of_trace(t);
+/// The model for a trace whose faults `costs` holds: the `--device` preset
+/// when one is named, else the fit to the trace's major faults, else (with
+/// why) the recorded devices' preset.
+pub fn io_model(
+    costs: FaultCosts,
+    header: &Header,
+    preset: Option<&str>,
+) -> Result<(DeviceModel, IoCost), ReplayError> {
     let (device, source) = match preset {
         Some(d) => (DeviceModel::by_name(d)?, CostSource::Preset),
         None => match costs.fit() {
             Ok(f) => (DeviceModel::fitted(&f), CostSource::Fit(f)),
             Err(why) => (
-                DeviceModel::for_trace(&t.header),
+                DeviceModel::for_trace(header),
                 CostSource::Fallback {
                     why: why.to_string(),
                 },

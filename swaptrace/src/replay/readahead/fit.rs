@@ -7,7 +7,7 @@
 //! clamped to 0 or more. Too few faults, or reads of a single size, leave the
 //! two costs indistinguishable: the caller falls back to a preset.
 
-use crate::trace::{Loaded, Record};
+use crate::trace::{Footer, Header, Loaded, Record};
 use std::collections::BTreeMap;
 
 /// Faults needed in the fit (in groups of at least [`MIN_GROUP`]).
@@ -57,7 +57,7 @@ pub struct Measured {
 
 /// Major faults' (pages read, duration) collected record by record, in
 /// bounded memory (reservoir sampling past [`MAX_SAMPLES`]).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct FaultCosts {
     samples: Vec<(u32, u32)>,
     seen: u64,
@@ -112,15 +112,18 @@ impl FaultCosts {
         for r in &t.records {
             c.add(r);
         }
-        c.measured.trace_ms = match &t.footer {
-            Some(f) => Some(
-                f.monotonic_end_ns
-                    .saturating_sub(t.header.monotonic_start_ns) as f64,
-            ),
-            None => c.first_ts.map(|a| c.last_ts.saturating_sub(a) as f64),
+        c.end(&t.header, t.footer.as_ref());
+        c
+    }
+
+    /// Sets the trace's duration once every record was added: from the
+    /// footer, else from the first and last record seen.
+    pub fn end(&mut self, header: &Header, footer: Option<&Footer>) {
+        self.measured.trace_ms = match footer {
+            Some(f) => Some(f.monotonic_end_ns.saturating_sub(header.monotonic_start_ns) as f64),
+            None => self.first_ts.map(|a| self.last_ts.saturating_sub(a) as f64),
         }
         .map(|ns| ns / 1e6);
-        c
     }
 
     pub fn fit(&self) -> Result<Fit, FitShortfall> {

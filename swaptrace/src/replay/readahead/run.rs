@@ -4,6 +4,7 @@
 use super::device::{io_model, DeviceModel, IoCost};
 use super::engine::replay_all;
 use super::error::ReplayError;
+use super::fit::FaultCosts;
 use super::input::ReplayInput;
 use super::metrics::Metrics;
 use super::policies::{default_names, default_names_for, policy_by_name};
@@ -58,26 +59,8 @@ pub struct ReadaheadReplay {
 pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayError> {
     let pages = req.memory_pages.unwrap_or_else(|| t.header.memory_pages());
     let mut input = ReplayInput::from_trace(t, pages)?;
-<<<<<<< HEAD
-    let (mut device, mut cost) = io_model(t, req.device)?;
-    for p in req.params {
-        set_param(p, &mut input, &mut device)?;
-    }
-    cost.overridden = req
-        .params
-        .iter()
-        .any(|p| p.starts_with("request-us=") || p.starts_with("page-us="));
-    let names = match req.policies {
-        None | Some("all") => default_names(&input),
-        Some(list) => list.split(',').map(|n| n.trim().to_string()).collect(),
-    };
-    let policies = names
-        .iter()
-        .map(|n| policy_by_name(n, &input))
-        .collect::<Result<Vec<_>, _>>()?;
-=======
-    let (device, policies) = prepare(&mut input, &t.header, req, None)?;
->>>>>>> r4-s19
+    let (device, cost, policies) =
+        prepare(&mut input, &t.header, FaultCosts::of_trace(t), req, None)?;
     Ok(ReadaheadReplay {
         results: replay_all(&input, policies)?,
         unknown_faults: input.unknown_faults,
@@ -94,16 +77,18 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayErr
 pub(super) fn prepare(
     input: &mut ReplayInput,
     header: &Header,
+    costs: FaultCosts,
     req: &ReplayRequest,
     swapoff: Option<bool>,
-) -> Result<(DeviceModel, Vec<Box<dyn Policy>>), ReplayError> {
-    let mut device = match req.device {
-        Some(d) => DeviceModel::by_name(d)?,
-        None => DeviceModel::for_trace(header),
-    };
+) -> Result<(DeviceModel, IoCost, Vec<Box<dyn Policy>>), ReplayError> {
+    let (mut device, mut cost) = io_model(costs, header, req.device)?;
     for p in req.params {
         set_param(p, input, &mut device)?;
     }
+    cost.overridden = req
+        .params
+        .iter()
+        .any(|p| p.starts_with("request-us=") || p.starts_with("page-us="));
     let names = match (req.policies, swapoff) {
         (None | Some("all"), None) => default_names(input),
         (None | Some("all"), Some(s)) => default_names_for(s, input),
@@ -113,7 +98,7 @@ pub(super) fn prepare(
         .iter()
         .map(|n| policy_by_name(n, input))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((device, policies))
+    Ok((device, cost, policies))
 }
 
 /// One `--param NAME=VALUE` of [`PARAMS`].

@@ -14,6 +14,7 @@
 
 use super::engine::{join_all, replay_batches};
 use super::error::ReplayError;
+use super::fit::FaultCosts;
 use super::input::{Event, InputBuilder, ReplayInput, SwapoffMode};
 use super::metrics::Metrics;
 use super::policy::Policy;
@@ -35,15 +36,20 @@ pub(super) struct Plan {
     unknown_swapoffs: u64,
     /// For each batch, the earliest event time in the batches after it.
     min_after: Vec<u64>,
+    /// The major faults' durations, for the I/O cost fit.
+    costs: FaultCosts,
 }
 
 fn plan(mut s: TraceStream, progress: &mut dyn FnMut(&TraceStream)) -> (Plan, StreamEnd) {
     let mut builder = InputBuilder::new(s.header().page_size);
+    let s_header = s.header().clone();
     let mut scratch = Vec::new();
     let mut mins = Vec::new();
+    let mut costs = FaultCosts::default();
     while let Some(batch) = s.next_batch() {
         for r in &batch {
             builder.convert(r, &mut scratch);
+            costs.add(r);
         }
         mins.push(scratch.iter().map(Event::ts).min().unwrap_or(u64::MAX));
         scratch.clear();
@@ -55,13 +61,16 @@ fn plan(mut s: TraceStream, progress: &mut dyn FnMut(&TraceStream)) -> (Plan, St
     }
     let (mut swapoffs, unknown_swapoffs) = builder.resolve_swapoffs();
     swapoffs.sort_by_key(Event::ts);
+    let end = s.finish();
+    costs.end(&s_header, end.footer.as_ref());
     let plan = Plan {
         builder,
         swapoffs,
         unknown_swapoffs,
         min_after,
+        costs,
     };
-    (plan, s.finish())
+    (plan, end)
 }
 
 #[cfg(test)]
@@ -181,13 +190,15 @@ impl Scanned {
         let mut input = b.meta(page_cluster, pages, plan.unknown_swapoffs);
         input.swapoff_mode = SwapoffMode::for_release(&header.kernel_release);
         let swapoff = !plan.swapoffs.is_empty();
-        let (device, policies) = prepare(&mut input, header, req, Some(swapoff))?;
+        let (device, cost, policies) =
+            prepare(&mut input, header, plan.costs.clone(), req, Some(swapoff))?;
         Ok(ReadaheadReplay {
             results: fan_out(plan, &input, policies, s, progress)?,
             unknown_faults: input.unknown_faults,
             unknown_swapoffs: input.unknown_swapoffs,
             bad_records: input.bad_records,
             device,
+            cost,
         })
     }
 }
