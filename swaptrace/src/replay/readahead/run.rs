@@ -71,16 +71,19 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayErr
     })
 }
 
-/// The device model and the policies `req` asks for, with its `--param`s
-/// applied to `input`. `swapoff`: whether a streamed input (no events) has
-/// a swapoff.
+/// The device model, where its costs come from, and the policies.
+pub(super) type Prepared = (DeviceModel, IoCost, Vec<Box<dyn Policy>>);
+
+/// The device model (fitted to `costs`, or a preset) and the policies `req`
+/// asks for, with its `--param`s applied to `input`. `swapoff`: whether a
+/// streamed input (no events) has a swapoff.
 pub(super) fn prepare(
     input: &mut ReplayInput,
     header: &Header,
     costs: FaultCosts,
     req: &ReplayRequest,
     swapoff: Option<bool>,
-) -> Result<(DeviceModel, IoCost, Vec<Box<dyn Policy>>), ReplayError> {
+) -> Result<Prepared, ReplayError> {
     let (mut device, mut cost) = io_model(costs, header, req.device)?;
     for p in req.params {
         set_param(p, input, &mut device)?;
