@@ -11,10 +11,10 @@ use super::{
     Footer, Header, OutKind, RaSource, ReadKind, Record, Syscall, TraceError, TraceReader,
 };
 use arrow_array::builder::{
-    BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
+    Int32Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
     TimestampNanosecondBuilder,
 };
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -42,6 +42,8 @@ pub enum ParquetError {
     Arrow(#[from] arrow_schema::ArrowError),
     #[error("header JSON: {0}")]
     Json(#[from] serde_json::Error),
+    #[error("the Parquet writer thread stopped unexpectedly")]
+    WriterThread,
     #[error("row {row}: column {column}: {why}")]
     Row {
         row: usize,
@@ -99,7 +101,7 @@ impl Default for ParquetOptions {
 /// zstd pages (the codec traces already use), `rows` per row group.
 pub(crate) fn props(kv: Vec<KeyValue>, rows: usize) -> Result<WriterProperties, ParquetError> {
     Ok(WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
         .set_max_row_group_row_count(Some(rows.max(1)))
         .set_key_value_metadata(Some(kv))
         .build())
@@ -119,7 +121,7 @@ macro_rules! columns {
             host: StringBuilder,
             kind: StringBuilder,
             time: TimestampNanosecondBuilder,
-            $($name: $builder,)*
+            $($name: Sparse<$builder>,)*
             entries: ListBuilder<StructBuilder>,
             rows: usize,
         }
@@ -149,7 +151,7 @@ macro_rules! columns {
                     host: StringBuilder::new(),
                     kind: StringBuilder::new(),
                     time: TimestampNanosecondBuilder::new().with_timezone("UTC"),
-                    $($name: $builder::new(),)*
+                    $($name: Sparse::default(),)*
                     entries: ListBuilder::new(StructBuilder::from_fields(entry_fields(), 0))
                         .with_field(Arc::new(entry_item())),
                     rows: 0,
@@ -160,7 +162,7 @@ macro_rules! columns {
                 self.host.append_value(host);
                 self.kind.append_value(kind);
                 self.time.append_option(time);
-                $(self.$name.append_option(r.$name);)*
+                $(self.$name.put(self.rows, r.$name);)*
                 self.rows += 1;
             }
 
@@ -169,7 +171,7 @@ macro_rules! columns {
                     Arc::new(self.host.finish()),
                     Arc::new(self.kind.finish()),
                     Arc::new(self.time.finish()),
-                    $(Arc::new(self.$name.finish()),)*
+                    $(self.$name.finish(self.rows),)*
                     Arc::new(self.entries.finish()),
                 ];
                 self.rows = 0;
@@ -179,48 +181,114 @@ macro_rules! columns {
     };
 }
 
+/// One column of a batch, kept as the rows that have a value: a record
+/// fills a few of the table's columns, so a null costs nothing until the
+/// batch is built.
+struct Sparse<T> {
+    rows: Vec<u32>,
+    values: Vec<T>,
+}
+
+impl<T> Default for Sparse<T> {
+    fn default() -> Sparse<T> {
+        Sparse {
+            rows: Vec::new(),
+            values: Vec::new(),
+        }
+    }
+}
+
+impl<T> Sparse<T> {
+    #[inline]
+    fn put<V: Into<T>>(&mut self, row: usize, v: Option<V>) {
+        if let Some(v) = v {
+            self.rows.push(row as u32);
+            self.values.push(v.into());
+        }
+    }
+
+    /// The batch's `n` rows, None where no value was put; empties the column.
+    fn dense<'s, U: Clone>(&'s self, n: usize, f: impl Fn(&'s T) -> U) -> Vec<Option<U>> {
+        let mut out = vec![None; n];
+        for (&r, v) in self.rows.iter().zip(&self.values) {
+            if let Some(slot) = out.get_mut(r as usize) {
+                *slot = Some(f(v));
+            }
+        }
+        out
+    }
+
+    fn clear(&mut self) {
+        self.rows.clear();
+        self.values.clear();
+    }
+}
+
+macro_rules! sparse_finish {
+    ($t:ty, $array:ty) => {
+        impl Sparse<$t> {
+            fn finish(&mut self, n: usize) -> ArrayRef {
+                let a = <$array>::from(self.dense(n, |v| *v));
+                self.clear();
+                Arc::new(a)
+            }
+        }
+    };
+}
+sparse_finish!(i64, Int64Array);
+sparse_finish!(i32, Int32Array);
+sparse_finish!(bool, BooleanArray);
+
+impl Sparse<String> {
+    fn finish(&mut self, n: usize) -> ArrayRef {
+        let a = StringArray::from(self.dense(n, String::as_str));
+        self.clear();
+        Arc::new(a)
+    }
+}
+
 // Integers are signed (Spark has no unsigned types); every u32 and u64 of
 // a trace fits in Int64 (offsets < 2^58, user addresses < 2^57).
 columns! {
-    ts: Int64Builder, i64, DataType::Int64;
-    tid: Int64Builder, i64, DataType::Int64;
-    pid: Int64Builder, i64, DataType::Int64;
-    comm: StringBuilder, &'a str, DataType::Utf8;
-    mm: Int64Builder, i64, DataType::Int64;
-    vaddr: Int64Builder, i64, DataType::Int64;
-    addr: Int64Builder, i64, DataType::Int64;
-    dev: Int32Builder, i32, DataType::Int32;
-    offset: Int64Builder, i64, DataType::Int64;
-    nr: Int64Builder, i64, DataType::Int64;
-    how: StringBuilder, &'a str, DataType::Utf8;
-    dur_ns: Int64Builder, i64, DataType::Int64;
-    major: BooleanBuilder, bool, DataType::Boolean;
-    pages_read: Int64Builder, i64, DataType::Int64;
-    zero_reads: Int64Builder, i64, DataType::Int64;
-    zswap_loads: Int64Builder, i64, DataType::Int64;
-    begin: BooleanBuilder, bool, DataType::Boolean;
-    memcg: BooleanBuilder, bool, DataType::Boolean;
-    nr_reclaimed: Int64Builder, i64, DataType::Int64;
-    swapped_in: Int64Builder, i64, DataType::Int64;
-    referenced: Int64Builder, i64, DataType::Int64;
-    ret: Int64Builder, i64, DataType::Int64;
-    call: StringBuilder, &'a str, DataType::Utf8;
-    window: Int64Builder, i64, DataType::Int64;
-    hits: Int64Builder, i64, DataType::Int64;
-    source: StringBuilder, &'a str, DataType::Utf8;
-    hit: BooleanBuilder, bool, DataType::Boolean;
-    ra_hit: BooleanBuilder, bool, DataType::Boolean;
-    lat_ns: Int64Builder, i64, DataType::Int64;
-    load: BooleanBuilder, bool, DataType::Boolean;
-    ok: BooleanBuilder, bool, DataType::Boolean;
-    swap_ents: Int64Builder, i64, DataType::Int64;
-    exiting: BooleanBuilder, bool, DataType::Boolean;
-    none_or_zero: Int64Builder, i64, DataType::Int64;
-    unmapped: Int64Builder, i64, DataType::Int64;
-    status: Int64Builder, i64, DataType::Int64;
-    isolated: BooleanBuilder, bool, DataType::Boolean;
-    what: StringBuilder, &'a str, DataType::Utf8;
-    count: Int64Builder, i64, DataType::Int64;
+    ts: i64, i64, DataType::Int64;
+    tid: i64, i64, DataType::Int64;
+    pid: i64, i64, DataType::Int64;
+    comm: String, &'a str, DataType::Utf8;
+    mm: i64, i64, DataType::Int64;
+    vaddr: i64, i64, DataType::Int64;
+    addr: i64, i64, DataType::Int64;
+    dev: i32, i32, DataType::Int32;
+    offset: i64, i64, DataType::Int64;
+    nr: i64, i64, DataType::Int64;
+    how: String, &'a str, DataType::Utf8;
+    dur_ns: i64, i64, DataType::Int64;
+    major: bool, bool, DataType::Boolean;
+    pages_read: i64, i64, DataType::Int64;
+    zero_reads: i64, i64, DataType::Int64;
+    zswap_loads: i64, i64, DataType::Int64;
+    begin: bool, bool, DataType::Boolean;
+    memcg: bool, bool, DataType::Boolean;
+    nr_reclaimed: i64, i64, DataType::Int64;
+    swapped_in: i64, i64, DataType::Int64;
+    referenced: i64, i64, DataType::Int64;
+    ret: i64, i64, DataType::Int64;
+    call: String, &'a str, DataType::Utf8;
+    window: i64, i64, DataType::Int64;
+    hits: i64, i64, DataType::Int64;
+    source: String, &'a str, DataType::Utf8;
+    hit: bool, bool, DataType::Boolean;
+    ra_hit: bool, bool, DataType::Boolean;
+    lat_ns: i64, i64, DataType::Int64;
+    load: bool, bool, DataType::Boolean;
+    ok: bool, bool, DataType::Boolean;
+    swap_ents: i64, i64, DataType::Int64;
+    exiting: bool, bool, DataType::Boolean;
+    none_or_zero: i64, i64, DataType::Int64;
+    unmapped: i64, i64, DataType::Int64;
+    status: i64, i64, DataType::Int64;
+    isolated: bool, bool, DataType::Boolean;
+    what: String, &'a str, DataType::Utf8;
+    count: i64, i64, DataType::Int64;
 }
 
 fn entry_fields() -> Fields {
@@ -530,7 +598,7 @@ pub fn export_parquet_file<W: Write + Send>(
     let host = opts.host.clone().unwrap_or_else(|| header.host(path));
     let schema = record_schema();
     let kv = metadata(&header, &host)?;
-    let mut w = ArrowWriter::try_new(out, schema.clone(), Some(props(kv, opts.row_group_rows)?))?;
+    let w = ArrowWriter::try_new(out, schema.clone(), Some(props(kv, opts.row_group_rows)?))?;
     let batch = BATCH_ROWS.min(opts.row_group_rows.max(1));
     let mut t = RecordTable {
         header: &header,
@@ -540,25 +608,45 @@ pub fn export_parquet_file<W: Write + Send>(
     };
     let mut stats = ParquetStats::default();
     let mut footer: Option<Footer> = None;
-    while let Some(chunk) = reader.next_chunk() {
-        match chunk {
-            Ok((_, ChunkBody::Records { records, skipped })) => {
-                for r in &records {
-                    t.push(r);
-                    if t.b.rows >= batch {
-                        w.write(&t.b.finish(&t.schema)?)?;
-                    }
-                }
-                stats.records += records.len() as u64;
-                stats.skipped += skipped;
+    // Encoding and compression on a second thread while this one decodes
+    // and builds the next batch; two batches in flight bound the memory.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(2);
+    let (written, built) = std::thread::scope(|scope| {
+        let writer = scope.spawn(move || -> Result<ArrowWriter<W>, ParquetError> {
+            let mut w = w;
+            for b in rx {
+                w.write(&b)?;
             }
-            Ok((_, ChunkBody::Footer(f))) => footer = Some(f),
-            Err(e) => stats.problems.push(e.to_string()),
-        }
-    }
-    if t.b.rows > 0 {
-        w.write(&t.b.finish(&t.schema)?)?;
-    }
+            Ok(w)
+        });
+        let built = (|| -> Result<(), ParquetError> {
+            while let Some(chunk) = reader.next_chunk() {
+                match chunk {
+                    Ok((_, ChunkBody::Records { records, skipped })) => {
+                        for r in &records {
+                            t.push(r);
+                            if t.b.rows >= batch && tx.send(t.b.finish(&t.schema)?).is_err() {
+                                return Ok(()); // the writer failed: its error is returned
+                            }
+                        }
+                        stats.records += records.len() as u64;
+                        stats.skipped += skipped;
+                    }
+                    Ok((_, ChunkBody::Footer(f))) => footer = Some(f),
+                    Err(e) => stats.problems.push(e.to_string()),
+                }
+            }
+            if t.b.rows > 0 {
+                let _ = tx.send(t.b.finish(&t.schema)?);
+            }
+            Ok(())
+        })();
+        drop(tx);
+        let written = writer.join().unwrap_or(Err(ParquetError::WriterThread));
+        (written, built)
+    });
+    built?;
+    let mut w = written?;
     if let Some(f) = &footer {
         w.append_key_value_metadata(KeyValue::new(
             "swaptrace.footer".into(),
