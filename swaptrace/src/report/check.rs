@@ -161,7 +161,11 @@ pub fn vmstat_check(s: &Summary, delta: &BTreeMap<String, i64>, seen: Seen) -> V
                 "zero pages read",
                 s.swpin_zero(),
                 &["swpin_zero"],
-                "the exact probes count zero-page reads with the others".into(),
+                if delta.contains_key("swpin_zero") {
+                    "the exact probes count zero-page reads with the others".into()
+                } else {
+                    "this kernel has no swpin_zero counter".into()
+                },
             ),
         ]);
     }
