@@ -99,23 +99,18 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     use swaptrace_common::konst::*;
     let mut out = Vec::new();
     let mut bad = Vec::new();
+    let plan = super::plan(facts);
+    let chosen = || plan.iter().filter_map(|m| m.chosen.as_ref());
     // Globals the chosen rows silence: counts an exact probe has taken over.
-    let silenced: Vec<&str> = super::plan(facts)
-        .iter()
-        .filter_map(|m| m.chosen.as_ref())
-        .flat_map(|c| c.silences.iter().copied())
-        .collect();
+    let silenced: Vec<&str> = chosen().flat_map(|c| c.silences.iter().copied()).collect();
     // With the exact swap-read probe, reads outside faults come from it
     // (kind unknown), not from count_memcg_events, which some kernels fire
     // after the fault (7.x: at I/O completion).
-    let exact_reads = super::plan(facts)
-        .iter()
-        .filter_map(|m| m.chosen.as_ref())
-        .any(|c| {
-            c.progs
-                .iter()
-                .any(|p| p.name == "read_fentry" || p.name == "read_kprobe")
-        });
+    let exact_reads = chosen().any(|c| {
+        c.progs
+            .iter()
+            .any(|p| p.name == "read_fentry" || p.name == "read_kprobe")
+    });
     let mut put = |name: &'static str, v: Result<u64, String>| {
         let v = if silenced.contains(&name) {
             Ok(u64::MAX)

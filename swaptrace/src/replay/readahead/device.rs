@@ -95,7 +95,7 @@ pub struct IoCost {
 /// when one is named, else the fit to the trace's major faults, else (with
 /// why) the recorded devices' preset.
 pub fn io_model(
-    costs: FaultCosts,
+    costs: &FaultCosts,
     header: &Header,
     preset: Option<&str>,
 ) -> Result<(DeviceModel, IoCost), ReplayError> {
@@ -116,7 +116,7 @@ pub fn io_model(
         IoCost {
             model: source,
             overridden: false,
-            measured: costs.measured,
+            measured: costs.measured.clone(),
         },
     ))
 }

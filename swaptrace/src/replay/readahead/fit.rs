@@ -57,7 +57,7 @@ pub struct Measured {
 
 /// Major faults' (pages read, duration) collected record by record, in
 /// bounded memory (reservoir sampling past [`MAX_SAMPLES`]).
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct FaultCosts {
     samples: Vec<(u32, u32)>,
     seen: u64,

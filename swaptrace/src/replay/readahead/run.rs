@@ -60,7 +60,7 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayErr
     let pages = req.memory_pages.unwrap_or_else(|| t.header.memory_pages());
     let mut input = ReplayInput::from_trace(t, pages)?;
     let (device, cost, policies) =
-        prepare(&mut input, &t.header, FaultCosts::of_trace(t), req, None)?;
+        prepare(&mut input, &t.header, &FaultCosts::of_trace(t), req, None)?;
     Ok(ReadaheadReplay {
         results: replay_all(&input, policies)?,
         unknown_faults: input.unknown_faults,
@@ -80,7 +80,7 @@ pub(super) type Prepared = (DeviceModel, IoCost, Vec<Box<dyn Policy>>);
 pub(super) fn prepare(
     input: &mut ReplayInput,
     header: &Header,
-    costs: FaultCosts,
+    costs: &FaultCosts,
     req: &ReplayRequest,
     swapoff: Option<bool>,
 ) -> Result<Prepared, ReplayError> {

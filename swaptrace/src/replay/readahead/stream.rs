@@ -42,7 +42,6 @@ pub(super) struct Plan {
 
 fn plan(mut s: TraceStream, progress: &mut dyn FnMut(&TraceStream)) -> (Plan, StreamEnd) {
     let mut builder = InputBuilder::new(s.header().page_size);
-    let s_header = s.header().clone();
     let mut scratch = Vec::new();
     let mut mins = Vec::new();
     let mut costs = FaultCosts::default();
@@ -62,7 +61,6 @@ fn plan(mut s: TraceStream, progress: &mut dyn FnMut(&TraceStream)) -> (Plan, St
     let (mut swapoffs, unknown_swapoffs) = builder.resolve_swapoffs();
     swapoffs.sort_by_key(Event::ts);
     let end = s.finish();
-    costs.end(&s_header, end.footer.as_ref());
     let plan = Plan {
         builder,
         swapoffs,
@@ -166,10 +164,11 @@ pub struct Scanned {
 /// The first pass over `s` (see the module doc).
 pub fn scan(s: TraceStream, progress: Progress) -> Scanned {
     let header = s.header().clone();
-    let (plan, end) = plan(s, &mut |s| {
+    let (mut plan, end) = plan(s, &mut |s| {
         let (done, total) = s.position();
         progress("scanning", done, total)
     });
+    plan.costs.end(&header, end.footer.as_ref());
     Scanned { header, end, plan }
 }
 
@@ -191,7 +190,7 @@ impl Scanned {
         input.swapoff_mode = SwapoffMode::for_release(&header.kernel_release);
         let swapoff = !plan.swapoffs.is_empty();
         let (device, cost, policies) =
-            prepare(&mut input, header, plan.costs.clone(), req, Some(swapoff))?;
+            prepare(&mut input, header, &plan.costs, req, Some(swapoff))?;
         Ok(ReadaheadReplay {
             results: fan_out(plan, &input, policies, s, progress)?,
             unknown_faults: input.unknown_faults,
