@@ -11,6 +11,8 @@ pub struct Progress {
     what: &'static str,
     start: Instant,
     on: bool,
+    /// Bytes, or items counted (traces).
+    bytes: bool,
     bar: Option<ProgressBar>,
 }
 
@@ -21,8 +23,23 @@ impl Progress {
             what,
             start: Instant::now(),
             on: std::io::stderr().is_terminal(),
+            bytes: true,
             bar: None,
         }
+    }
+
+    /// A bar for `what` over a count of items.
+    pub fn items(what: &'static str) -> Progress {
+        let mut p = Progress::new(what);
+        p.bytes = false;
+        p
+    }
+
+    /// Never shown (work done beside other work that shows its own).
+    pub fn hidden() -> Progress {
+        let mut p = Progress::new("");
+        p.on = false;
+        p
     }
 
     /// `done` of `total` bytes read, in the pass `what`.
@@ -43,9 +60,12 @@ impl Progress {
         }
         if self.bar.is_none() && self.start.elapsed() >= AFTER {
             let b = ProgressBar::new(total);
-            if let Ok(st) = ProgressStyle::with_template(
-                "{msg} {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-            ) {
+            let template = if self.bytes {
+                "{msg} {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}"
+            } else {
+                "{msg} {bar:40} {pos}/{len} eta {eta}"
+            };
+            if let Ok(st) = ProgressStyle::with_template(template) {
                 b.set_style(st);
             }
             b.set_message(self.what);

@@ -139,13 +139,8 @@ pub fn run(a: Args) -> Result<()> {
         return super::replay_many::run(&paths, &a.replay, &req, a.json, &a.many);
     }
     let trace = &a.traces[0];
-    let (t, r) = if a.replay.family().name() == "readahead" {
-        streamed(trace, &req)?
-    } else {
-        let t = super::load(trace)?;
-        let r = a.replay.family().run(&t, &req);
-        (t, r)
-    };
+    let mut progress = super::progress::Progress::new("scanning");
+    let (t, r) = replay_one(trace, a.replay.family(), &req, &mut progress)?;
     let r = match r {
         Ok(r) => r,
         // Why, from the THP settings the trace recorded.
@@ -173,13 +168,38 @@ pub fn run(a: Args) -> Result<()> {
     Ok(())
 }
 
+/// One trace through `family`, streamed: readahead in two passes, the
+/// others loading only the records they read ([`Family::reads`]). The
+/// trace as `report` renders it (no records for readahead) and the replay;
+/// the outer error is the trace's (unreadable, or `--strict`).
+pub(super) fn replay_one(
+    trace: &Path,
+    family: &dyn Family,
+    req: &ReplayRequest,
+    progress: &mut super::progress::Progress,
+) -> Result<(Loaded, Result<replay::Replayed, replay::FamilyError>)> {
+    if family.name() == "readahead" {
+        return streamed(trace, req, progress);
+    }
+    let t = super::open_stream(trace)?.load_where(
+        |r| family.reads(r),
+        |s| {
+            let (done, total) = s.position();
+            progress.phase("reading", done, total);
+        },
+    );
+    super::warn_problems(trace, t.problems.iter().map(|p| p.to_string()))?;
+    let r = family.run(&t, req);
+    Ok((t, r))
+}
+
 /// The readahead family streamed (two passes, bounded memory): the trace as
 /// `report` renders it (header and footer, no records) and the replay.
 fn streamed(
     trace: &Path,
     req: &ReplayRequest,
+    progress: &mut super::progress::Progress,
 ) -> Result<(Loaded, Result<replay::Replayed, replay::FamilyError>)> {
-    let mut progress = super::progress::Progress::new("scanning");
     let mut show = |phase, done, total| progress.phase(phase, done, total);
     let scanned = replay::readahead::scan(super::open_stream(trace)?, &mut show);
     super::warn_problems(trace, scanned.end.problems.iter().map(|p| p.to_string()))?;

@@ -1,7 +1,8 @@
 //! `swaptrace replay DIR|FILES…`: every trace under every policy of the
 //! family, one row per (trace, policy), the traces replayed in parallel on
-//! the cores (each thread loads its own trace, so memory holds at most as
-//! many traces as there are threads).
+//! the cores. Each thread streams its own trace as `replay` does one, so
+//! memory is at most a model's state (readahead) or a family's input per
+//! thread, whatever the traces' lengths.
 
 use super::replay::ReplayArgs;
 use anyhow::{bail, Context, Result};
@@ -52,12 +53,12 @@ pub fn many(args: &[PathBuf]) -> Result<Option<Vec<PathBuf>>> {
     Ok(Some(out))
 }
 
+/// One trace's rows, streamed as `replay` streams a single trace.
 fn one(path: &Path, r: &ReplayArgs, req: &ReplayRequest) -> Result<Vec<PolicyRow>> {
-    let t = super::load(path)?;
     let family = r.family();
-    let replayed = family
-        .run(&t, req)
-        .with_context(|| format!("replaying {}", path.display()))?;
+    let mut hidden = super::progress::Progress::hidden();
+    let (t, replayed) = super::replay::replay_one(path, family, req, &mut hidden)?;
+    let replayed = replayed.with_context(|| format!("replaying {}", path.display()))?;
     Ok(many::policy_rows(&t, path, family.name(), &replayed))
 }
 
@@ -82,6 +83,8 @@ pub fn run(
         .min(paths.len())
         .max(1);
     let next = AtomicUsize::new(0);
+    let finished = AtomicUsize::new(0);
+    let progress = Mutex::new(super::progress::Progress::items("replaying traces"));
     let done: Mutex<Vec<Option<Result<Vec<PolicyRow>>>>> =
         Mutex::new(paths.iter().map(|_| None).collect());
     std::thread::scope(|s| {
@@ -92,6 +95,10 @@ pub fn run(
                 let res = one(path, r, req);
                 if let Ok(mut d) = done.lock() {
                     d[i] = Some(res);
+                }
+                let n = finished.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Ok(mut p) = progress.lock() {
+                    p.set(n as u64, paths.len() as u64);
                 }
             });
         }

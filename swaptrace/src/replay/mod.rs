@@ -16,7 +16,7 @@ pub use readahead::{
     SwapoffMode, DEVICES, POLICY_NAMES,
 };
 
-use crate::trace::Loaded;
+use crate::trace::{Loaded, Record};
 
 /// A replay family: its policies, parameters and the generic options it
 /// reads, and a run over a trace.
@@ -29,6 +29,9 @@ pub trait Family: Sync {
     fn params(&self) -> &'static [ParamInfo];
     fn uses(&self) -> Uses;
     fn run(&self, t: &Loaded, req: &ReplayRequest) -> Result<Replayed, FamilyError>;
+    /// The records `run` reads: a streamed load keeps only these, so the
+    /// memory of a replay grows with the family's input, not the trace.
+    fn reads(&self, r: &Record) -> bool;
 }
 
 /// What a family's run returns, for `report::replayed_text`/`_json`.
@@ -127,6 +130,9 @@ macro_rules! family {
             }
             fn run(&self, t: &Loaded, req: &ReplayRequest) -> Result<Replayed, FamilyError> {
                 Ok(Replayed::$variant($module::run(t, req)?))
+            }
+            fn reads(&self, r: &Record) -> bool {
+                $module::reads(r)
             }
         }
     };

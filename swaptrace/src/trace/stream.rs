@@ -6,7 +6,7 @@
 use super::file::{ChunkBody, CHUNK_RECORDS_MAX};
 use super::jsonl::{put_line, ExportStats, JsonlError};
 use super::reader::TraceReader;
-use super::{Footer, Header, Record, TraceError};
+use super::{Footer, Header, Loaded, Record, TraceError};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
@@ -116,6 +116,31 @@ impl TraceStream {
             skipped: self.skipped,
             chunks: self.chunks,
             records: self.records,
+        }
+    }
+
+    /// The trace loaded with only the records `keep` keeps: memory grows
+    /// with those, not with the trace. `chunks` stays empty; `each` sees
+    /// the stream after every batch (progress).
+    pub fn load_where(
+        mut self,
+        mut keep: impl FnMut(&Record) -> bool,
+        mut each: impl FnMut(&TraceStream),
+    ) -> Loaded {
+        let mut records = Vec::new();
+        while let Some(batch) = self.next_batch() {
+            records.extend(batch.into_iter().filter(|r| keep(r)));
+            each(&self);
+        }
+        let header = self.header.clone();
+        let end = self.finish();
+        Loaded {
+            header,
+            records,
+            footer: end.footer,
+            problems: end.problems,
+            skipped: end.skipped,
+            chunks: Vec::new(),
         }
     }
 }

@@ -513,6 +513,12 @@ pub enum FreeReplay {
     NoBatches { zaps: Vec<ZapSpan> },
 }
 
+/// The records [`run`] reads: the free batches, and the zaps shown when
+/// there are none.
+pub fn reads(r: &Record) -> bool {
+    matches!(r, Record::FreeBatch { .. } | Record::Zap { .. })
+}
+
 /// `replay --family free`: the cost model from `--param`, the policies
 /// asked for (default: [`POLICIES`] marked default), replayed on `t`.
 pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<FreeReplay, FreeError> {

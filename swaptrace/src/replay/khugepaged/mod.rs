@@ -46,7 +46,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::family::{known, ParamInfo, PolicyInfo, ReplayRequest, Uses};
-use crate::trace::{Footprint, Loaded};
+use crate::trace::{Footprint, Loaded, Record};
 
 pub use input::{
     default_status_names, KhpInput, KhpKernel, KhpScan, KhpSleep, KhpStall, ScanClass,
@@ -523,6 +523,18 @@ pub struct KhpReplay {
     pub metrics: Vec<KhpMetrics>,
     /// The footer's smaps_rollup samples (none without a footer).
     pub footprint: Vec<Footprint>,
+}
+
+/// The records [`run`] reads ([`KhpInput::from_records`]).
+pub fn reads(r: &Record) -> bool {
+    matches!(
+        r,
+        Record::KhugepagedScan { .. }
+            | Record::Reclaim { .. }
+            | Record::KhugepagedSwapin { .. }
+            | Record::Collapse { .. }
+            | Record::Lost { .. }
+    )
 }
 
 /// `replay --family khugepaged`: the parameters from `--param`, the

@@ -38,6 +38,6 @@ pub use policies::{
     default_names, kernel_policy, policy_by_name, Registered, POLICIES, POLICY_NAMES, REGISTRY,
 };
 pub use policy::{FaultCtx, MakePolicy, Policy, PolicyArgs};
-pub use run::{run, ReadaheadReplay, PARAMS, USES};
+pub use run::{reads, run, ReadaheadReplay, PARAMS, USES};
 pub use space::SwapView;
 pub use stream::{run_streamed, scan, Progress, Scanned};

@@ -10,7 +10,7 @@ use super::metrics::Metrics;
 use super::policies::{default_names, default_names_for, policy_by_name};
 use super::policy::Policy;
 use crate::replay::family::{known, ParamInfo, ReplayRequest, Uses};
-use crate::trace::{Header, Loaded};
+use crate::trace::{Header, Loaded, Record};
 
 /// The `--param NAME=VALUE`s the readahead family takes.
 pub const PARAMS: &[ParamInfo] = &[
@@ -56,6 +56,12 @@ pub struct ReadaheadReplay {
 /// default set, [`default_names`]). Memory defaults to the traced cgroup's
 /// limit, else all memory; the device model to a fit of the trace's major
 /// faults, else to the recorded swap devices' preset ([`io_model`]).
+/// Every record: the readahead input reads most kinds, and `replay`
+/// streams this family in two passes instead of loading it.
+pub fn reads(_: &Record) -> bool {
+    true
+}
+
 pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayError> {
     let pages = req.memory_pages.unwrap_or_else(|| t.header.memory_pages());
     let mut input = ReplayInput::from_trace(t, pages)?;

@@ -37,7 +37,7 @@ mod synth;
 use serde::Serialize;
 
 use super::family::{known, ParamInfo, PolicyInfo, ReplayRequest, Uses};
-use crate::trace::Loaded;
+use crate::trace::{Loaded, Record};
 
 pub use input::{LiveIn, ZswapEvent, ZswapInput, ZswapLive};
 #[cfg(test)]
@@ -412,6 +412,20 @@ pub struct ZswapReplay {
     pub metrics: Vec<ZswapMetrics>,
     /// Swap-outs no kernel could make, skipped ([`ZswapInput::bad_records`]).
     pub bad_records: u64,
+}
+
+/// The records [`run`] reads ([`ZswapInput::from_records`]).
+pub fn reads(r: &Record) -> bool {
+    matches!(
+        r,
+        Record::SwapOut { .. }
+            | Record::SwapFault { .. }
+            | Record::RaWindow { .. }
+            | Record::Reclaim { .. }
+            | Record::ZswapWriteback { .. }
+            | Record::ZswapOp { .. }
+            | Record::Lost { .. }
+    )
 }
 
 /// `replay --family zswap`: the recording kernel's zswap settings and pool
