@@ -36,3 +36,6 @@ pub use replay_table::{
 pub use replayed::{param_help, policy_help, replayed_json, replayed_text};
 pub use zap::{footprint_text, zap_text};
 pub use zswap::{zswap_context, zswap_json, zswap_text};
+
+#[cfg(test)]
+mod streamed_tests;
