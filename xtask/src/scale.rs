@@ -1,8 +1,8 @@
 //! `cargo xtask bench --scale`: a synthetic trace of N events (200 M by
-//! default) written to target/, then `synth`, `info`, `export` and
-//! `replay` of it timed, each with its peak RSS (wait4's ru_maxrss of the
-//! child), and fault events per second per policy per core (faults over the
-//! child's CPU time: decoding included).
+//! default) written to target/, then `synth`, `info`, `export` (JSONL and
+//! Parquet) and `replay` of it timed, each with its peak RSS (wait4's
+//! ru_maxrss of the child), and fault events per second per policy per
+//! core (faults over the child's CPU time: decoding included).
 
 use crate::cmd::{self, root};
 use anyhow::{bail, Context, Result};
@@ -93,7 +93,7 @@ pub fn scale(events: u64, bench: bool) -> Result<()> {
         "swaptrace",
         "--no-default-features",
         "--features",
-        "plot",
+        "plot,parquet",
     ]))?;
     let target = target_dir();
     let exe = target.join("release/swaptrace");
@@ -131,6 +131,12 @@ pub fn scale(events: u64, bench: bool) -> Result<()> {
     let info = measure(&mut st(&["info", &t, "--json"]), None)?;
     let null = Path::new("/dev/null");
     let export = measure(&mut st(&["export", &t]), Some(null))?;
+    let pq = target.join("scale.parquet").to_string_lossy().to_string();
+    let parquet = measure(
+        &mut st(&["export", &t, "--format", "parquet", "-o", &pq, "--force"]),
+        None,
+    )?;
+    let _ = std::fs::remove_file(&pq);
     let all = measure(&mut st(&["replay", &t, "--policy", "all", "--json"]), None)?;
     let mut per = Vec::new();
     for name in POLICIES {
@@ -147,6 +153,7 @@ pub fn scale(events: u64, bench: bool) -> Result<()> {
         ("synth", &synth),
         ("info", &info),
         ("export (jsonl)", &export),
+        ("export (parquet)", &parquet),
         ("replay --policy all", &all),
     ] {
         println!(

@@ -11,13 +11,14 @@ use super::{
     Footer, Header, OutKind, RaSource, ReadKind, Record, Syscall, TraceError, TraceReader,
 };
 use arrow_array::builder::{
-    Int32Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
+    BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
     TimestampNanosecondBuilder,
 };
-use arrow_array::{ArrayRef, BooleanArray, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
+use parquet::schema::types::ColumnPath;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use serde::Serialize;
@@ -100,12 +101,22 @@ impl Default for ParquetOptions {
 
 /// zstd pages (the codec traces already use), `rows` per row group.
 pub(crate) fn props(kv: Vec<KeyValue>, rows: usize) -> Result<WriterProperties, ParquetError> {
-    Ok(WriterProperties::builder()
+    let mut b = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1)?))
         .set_max_row_group_row_count(Some(rows.max(1)))
-        .set_key_value_metadata(Some(kv))
-        .build())
+        .set_key_value_metadata(Some(kv));
+    // Nearly one value per row: a dictionary is built, then given up.
+    for c in HIGH_CARDINALITY {
+        b = b.set_column_dictionary_enabled(ColumnPath::from(*c), false);
+    }
+    // Timestamps rise: deltas are small.
+    b = b.set_column_encoding(ColumnPath::from("time"), Encoding::DELTA_BINARY_PACKED);
+    b = b.set_column_encoding(ColumnPath::from("ts"), Encoding::DELTA_BINARY_PACKED);
+    Ok(b.build())
 }
+
+/// Columns whose values rarely repeat within a row group.
+const HIGH_CARDINALITY: &[&str] = &["time", "ts", "vaddr", "addr", "offset", "dur_ns", "lat_ns"];
 
 /// Typed column names of the record table, declared once: the row, the
 /// builders, the schema and the append all come from this list.
@@ -207,45 +218,41 @@ impl<T> Sparse<T> {
         }
     }
 
-    /// The batch's `n` rows, None where no value was put; empties the column.
-    fn dense<'s, U: Clone>(&'s self, n: usize, f: impl Fn(&'s T) -> U) -> Vec<Option<U>> {
-        let mut out = vec![None; n];
-        for (&r, v) in self.rows.iter().zip(&self.values) {
-            if let Some(slot) = out.get_mut(r as usize) {
-                *slot = Some(f(v));
-            }
-        }
-        out
-    }
-
     fn clear(&mut self) {
         self.rows.clear();
         self.values.clear();
     }
 }
 
+/// The batch's `n` rows into builder `$b`: runs of nulls between the rows
+/// that have a value, appended whole; empties the column.
 macro_rules! sparse_finish {
-    ($t:ty, $array:ty) => {
+    ($t:ty, $b:expr, $val:expr) => {
         impl Sparse<$t> {
             fn finish(&mut self, n: usize) -> ArrayRef {
-                let a = <$array>::from(self.dense(n, |v| *v));
+                let mut b = $b(n, &self.values);
+                let mut at = 0;
+                for (&r, v) in self.rows.iter().zip(&self.values) {
+                    let r = r as usize;
+                    b.append_nulls(r.saturating_sub(at));
+                    b.append_value($val(v));
+                    at = r + 1;
+                }
+                b.append_nulls(n.saturating_sub(at));
                 self.clear();
-                Arc::new(a)
+                Arc::new(b.finish())
             }
         }
     };
 }
-sparse_finish!(i64, Int64Array);
-sparse_finish!(i32, Int32Array);
-sparse_finish!(bool, BooleanArray);
-
-impl Sparse<String> {
-    fn finish(&mut self, n: usize) -> ArrayRef {
-        let a = StringArray::from(self.dense(n, String::as_str));
-        self.clear();
-        Arc::new(a)
-    }
-}
+sparse_finish!(i64, |n, _| Int64Builder::with_capacity(n), |v: &i64| *v);
+sparse_finish!(i32, |n, _| Int32Builder::with_capacity(n), |v: &i32| *v);
+sparse_finish!(bool, |n, _| BooleanBuilder::with_capacity(n), |v: &bool| *v);
+sparse_finish!(
+    String,
+    |n, v: &Vec<String>| StringBuilder::with_capacity(n, v.iter().map(String::len).sum()),
+    String::as_str
+);
 
 // Integers are signed (Spark has no unsigned types); every u32 and u64 of
 // a trace fits in Int64 (offsets < 2^58, user addresses < 2^57).
