@@ -24,7 +24,7 @@ use clap::{Parser, Subcommand};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use swaptrace::trace::{output, read_trace, Loaded, OutputPolicy, TraceStream};
+use swaptrace::trace::{output, read_trace, Loaded, OutputPolicy, Record, TraceStream};
 
 #[derive(Parser)]
 #[command(
@@ -138,6 +138,30 @@ fn open_stream(path: &Path) -> Result<TraceStream> {
     TraceStream::open(path).map_err(|e| match e {
         e @ swaptrace::trace::TraceError::Io { .. } => anyhow::Error::new(e),
         e => anyhow::Error::new(e).context(format!("reading {}", path.display())),
+    })
+}
+
+/// Streams a trace into `each` a batch at a time (a progress bar named
+/// `what`) and warns about its problems: the trace without its records.
+fn stream_each(path: &Path, what: &'static str, mut each: impl FnMut(&[Record])) -> Result<Loaded> {
+    let mut progress = progress::Progress::new(what);
+    let mut s = open_stream(path)?;
+    let header = s.header().clone();
+    while let Some(batch) = s.next_batch() {
+        each(&batch);
+        let (done, total) = s.position();
+        progress.set(done, total);
+    }
+    drop(progress);
+    let end = s.finish();
+    warn_problems(path, end.problems.iter().map(|p| p.to_string()))?;
+    Ok(Loaded {
+        header,
+        records: Vec::new(),
+        footer: end.footer,
+        problems: end.problems,
+        skipped: end.skipped,
+        chunks: Vec::new(),
     })
 }
 

@@ -25,7 +25,10 @@ pub use doctor::{doctor_json, doctor_text};
 pub use free::{free_json, free_replay_json, free_replay_text, free_text};
 pub use info::{info_json, info_text, summary, TraceInfo};
 pub use khugepaged::{khp_json, khp_no_scans_text, khp_replay_json, khp_replay_text, khp_text};
-pub use metric_hist::{histogram, histogram_explained, During, HistError, HistMetric, HistOut};
+pub use metric_hist::{
+    explain, histogram, histogram_explained, During, HistBuilder, HistError, HistMetric, HistOut,
+    Swapoffs,
+};
 #[cfg(feature = "plot")]
 pub use plot::{compare_png, plot_all, zswap_png, PlotError};
 pub use recorded::{recorded_line, recorded_text};
