@@ -36,12 +36,17 @@ fn swapoffs(trace: &Path, during: During) -> Result<Swapoffs> {
 }
 
 /// Builders fed the whole trace, streamed.
-fn build(trace: &Path, mut bs: Vec<HistBuilder>) -> Result<Vec<HistBuilder>> {
-    super::stream_each(trace, "reading", |batch| {
-        for b in &mut bs {
-            b.add(batch);
-        }
-    })?;
+fn build(trace: &Path, bs: Vec<HistBuilder>) -> Result<Vec<HistBuilder>> {
+    let (_, bs) = super::stream_each(
+        trace,
+        "reading",
+        |_| bs,
+        |bs, batch| {
+            for b in bs {
+                b.add(batch);
+            }
+        },
+    )?;
     Ok(bs)
 }
 

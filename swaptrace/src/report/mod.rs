@@ -16,11 +16,14 @@ mod plot;
 mod recorded;
 mod replay_table;
 mod replayed;
+mod timeline;
 mod zap;
 mod zswap;
 
 pub use check::{check_text, vmstat_check, CheckRow, Seen};
-pub use compare::{compare, compare_metric_names, compare_runs, Comparison, COMPARED};
+pub use compare::{
+    compare, compare_metric_names, compare_runs, CompareBuilder, CompareInput, Comparison, COMPARED,
+};
 pub use doctor::{doctor_json, doctor_text};
 pub use free::{free_json, free_replay_json, free_replay_text, free_text};
 pub use info::{info_json, info_text, summary, TraceInfo};
@@ -37,5 +40,6 @@ pub use replay_table::{
     window_columns_text, KernelCounts, Origin, WindowColumn,
 };
 pub use replayed::{param_help, policy_help, replayed_json, replayed_text};
+pub use timeline::{Bins, Sample, Timeline, BINS_MAX};
 pub use zap::{footprint_text, zap_text};
 pub use zswap::{zswap_context, zswap_json, zswap_text};
