@@ -214,3 +214,47 @@ pub(crate) fn span_s(t0: u64, last: Option<u64>, footer_end: Option<u64>) -> f64
     let end = last.into_iter().chain(footer_end).max().unwrap_or(t0);
     end.saturating_sub(t0) as f64 / 1e9
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sample is every k-th item, k a power of two, never more than
+    /// twice what is kept.
+    #[test]
+    fn a_sample_keeps_every_kth_item_and_stays_bounded() {
+        let mut s = Sample::new(10);
+        for i in 0..1000u64 {
+            s.add(i);
+            assert!(s.items.len() < 20);
+        }
+        assert_eq!(s.seen(), 1000);
+        assert_eq!(s.every, 64);
+        let want: Vec<u64> = (0..1000).step_by(64).collect();
+        assert_eq!(s.items, want);
+    }
+
+    /// Past BINS_MAX bins the width doubles and pairs of bins are summed;
+    /// a time near u64::MAX widens without overflow.
+    #[test]
+    fn bins_widen_and_keep_their_counts() {
+        let mut b = Bins::new(2);
+        b.add(0, 0, 1);
+        b.add(0, BIN_NS, 2);
+        b.add(1, 3 * BIN_NS, 4);
+        assert_eq!(b.series[0], vec![1, 2]);
+        b.add(0, BINS_MAX as u64 * BIN_NS, 8);
+        assert_eq!(b.width_ns, 2 * BIN_NS);
+        assert_eq!(b.series[0][0], 3);
+        assert_eq!(b.series[1], vec![0, 4]);
+        assert_eq!(b.series[0].iter().sum::<u64>(), 11);
+        assert_eq!(
+            b.points(&[0, 1], 0.5),
+            vec![(0.0, 3.0), (0.2, 4.0), (0.4, 0.0), (0.6, 0.0)]
+        );
+        b.add(1, u64::MAX, 1);
+        assert!(b.series.iter().all(|v| v.len() <= BINS_MAX));
+        assert_eq!(b.series[1].iter().sum::<u64>(), 5);
+        assert!(b.width_text().ends_with(" s"));
+    }
+}
