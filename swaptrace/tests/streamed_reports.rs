@@ -20,7 +20,10 @@ const PER_CHUNK: u64 = 3_000;
 const STEP_NS: u64 = 2_000_000;
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(EXE).args(args).output().expect("run swaptrace");
+    let o = Command::new(EXE)
+        .args(args)
+        .output()
+        .expect("run swaptrace");
     (
         o.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -55,7 +58,11 @@ fn mixed_trace(path: &Path, n: u64, seed: u64) {
     for i in 0..n {
         let ts = t0 + i * STEP_NS;
         let v = next(&mut x);
-        let tid = if v % 5 == 0 { 7 } else { 10 + (v % 3) as u32 };
+        let tid = if v.is_multiple_of(5) {
+            7
+        } else {
+            10 + (v % 3) as u32
+        };
         let entry = SwapEntry {
             dev: 0,
             offset: (v >> 8) % 50_000,
@@ -79,8 +86,8 @@ fn mixed_trace(path: &Path, n: u64, seed: u64) {
                 tid,
                 mm: 1,
                 addr: v << 12,
-                entry: (v % 7 != 0).then_some(entry),
-                major: v % 3 != 0,
+                entry: (!v.is_multiple_of(7)).then_some(entry),
+                major: !v.is_multiple_of(3),
                 pages_read: (v % 9) as u32,
                 zero_reads: 0,
                 zswap_loads: 0,
@@ -104,7 +111,7 @@ fn mixed_trace(path: &Path, n: u64, seed: u64) {
                 tid,
                 mm: (v % 5) as u32,
                 swap_ents: Some((v % 100) as i64),
-                exiting: v % 2 == 0,
+                exiting: v.is_multiple_of(2),
             },
             7 => Record::FreeBatch {
                 ts,
@@ -226,13 +233,7 @@ fn hist_policy_streamed_equals_the_whole_trace() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("s.swt");
     // A real replayable trace (swap-outs, then faults) of several chunks.
-    let (code, _, err) = run(&[
-        "synth",
-        "-o",
-        a.to_str().unwrap(),
-        "--pages",
-        "300000",
-    ]);
+    let (code, _, err) = run(&["synth", "-o", a.to_str().unwrap(), "--pages", "300000"]);
     assert_eq!(code, 0, "{err}");
     let whole = read_trace(&a).unwrap();
     assert!(whole.chunks.len() > 2, "{} chunks", whole.chunks.len());
@@ -286,7 +287,12 @@ fn compare_streamed_equals_the_whole_traces() {
     let (a, b) = traces(dir.path(), 120_000);
     let (ta, tb) = (read_trace(&a).unwrap(), read_trace(&b).unwrap());
     let labels = ("A".to_string(), "B".to_string());
-    let (code, out, err) = run(&["compare", a.to_str().unwrap(), b.to_str().unwrap(), "--json"]);
+    let (code, out, err) = run(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--json",
+    ]);
     assert_eq!(code, 0, "{err}");
     let want = report::compare(&ta, &tb, labels.clone(), &[]).json();
     assert_eq!(json(&out), want);
@@ -306,10 +312,7 @@ fn compare_streamed_equals_the_whole_traces() {
         a.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    let (ia, ib) = (
-        report::CompareInput::of(&ta),
-        report::CompareInput::of(&tb),
-    );
+    let (ia, ib) = (report::CompareInput::of(&ta), report::CompareInput::of(&tb));
     let want = report::compare_runs(&[&ia, &ib], &[&ib, &ia], labels, &[]).json();
     assert_eq!(json(&out), want);
 }
