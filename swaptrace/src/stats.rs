@@ -114,18 +114,61 @@ const PCTS: [f64; 5] = [50.0, 90.0, 99.0, 99.9, 100.0];
 
 /// (percentile, value) pairs for [`PCTS`] and the largest value.
 pub fn percentiles(values: &[u64]) -> (Vec<(f64, u64)>, u64) {
-    let mut h = match hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1 << 40, 3) {
-        Ok(h) => h,
-        Err(_) => return (Vec::new(), 0),
-    };
+    let mut p = Percentiles::new();
     for &v in values {
-        h.saturating_record(v);
+        p.add(v);
     }
-    let p = PCTS
-        .iter()
-        .map(|&q| (q, h.value_at_percentile(q)))
-        .collect();
-    (p, h.max())
+    p.get()
+}
+
+/// [`percentiles`] of values added one at a time: an HDR histogram, so
+/// memory does not grow with the values.
+pub struct Percentiles(Option<hdrhistogram::Histogram<u64>>);
+
+impl Default for Percentiles {
+    fn default() -> Self {
+        Percentiles::new()
+    }
+}
+
+impl Percentiles {
+    pub fn new() -> Percentiles {
+        Percentiles(hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1 << 40, 3).ok())
+    }
+
+    pub fn add(&mut self, v: u64) {
+        if let Some(h) = &mut self.0 {
+            h.saturating_record(v);
+        }
+    }
+
+    /// Adds another's values (same bounds: cannot fail).
+    pub fn merge(&mut self, other: &Percentiles) {
+        if let (Some(a), Some(b)) = (&mut self.0, &other.0) {
+            let _ = a.add(b);
+        }
+    }
+
+    /// Values added.
+    pub fn len(&self) -> u64 {
+        self.0.as_ref().map_or(0, |h| h.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// (percentile, value) pairs for [`PCTS`] and the largest value.
+    pub fn get(&self) -> (Vec<(f64, u64)>, u64) {
+        let Some(h) = &self.0 else {
+            return (Vec::new(), 0);
+        };
+        let p = PCTS
+            .iter()
+            .map(|&q| (q, h.value_at_percentile(q)))
+            .collect();
+        (p, h.max())
+    }
 }
 
 /// The argdist probe line printed above readahead window tables (the

@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Result};
 use std::path::PathBuf;
-use swaptrace::report;
+use swaptrace::report::{self, CompareBuilder, CompareInput, Timeline};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -58,25 +58,42 @@ pub fn run(a: Args) -> Result<()> {
         }
         (x, y) => (x.to_vec(), y.to_vec()),
     };
-    let load = |ps: &[PathBuf]| {
-        ps.iter()
-            .map(|p| super::load(p))
-            .collect::<Result<Vec<_>>>()
+    // Each trace streamed; the first of each side also binned for the charts.
+    let read = |ps: &[PathBuf]| -> Result<(Vec<CompareInput>, Option<Timeline>)> {
+        let mut first = None;
+        let mut out = Vec::new();
+        for (i, p) in ps.iter().enumerate() {
+            let charts = i == 0 && a.plot.is_some();
+            let (t, (b, tl)) = super::stream_each(
+                p,
+                "reading",
+                |h| (CompareBuilder::default(), charts.then(|| Timeline::new(h))),
+                |(b, tl), batch| {
+                    b.add(batch);
+                    if let Some(tl) = tl {
+                        tl.add(batch);
+                    }
+                },
+            )?;
+            first = first.or(tl.map(|tl| tl.finish(t.footer.as_ref())));
+            out.push(b.finish(t));
+        }
+        Ok((out, first))
     };
-    let (ta, tb) = (load(&pa)?, load(&pb)?);
+    let ((ta, fa), (tb, fb)) = (read(&pa)?, read(&pb)?);
     let (ra, rb): (Vec<_>, Vec<_>) = (ta.iter().collect(), tb.iter().collect());
     let c = report::compare_runs(&ra, &rb, labels, &a.metric);
     if let Some(dir) = &a.plot {
         // The charts show the first run of each side.
         #[cfg(feature = "plot")]
-        if let (Some(x), Some(y)) = (ta.first(), tb.first()) {
-            for f in report::compare_png(dir, x, y, &c)? {
+        if let (Some(x), Some(tx), Some(y), Some(ty)) = (ta.first(), &fa, tb.first(), &fb) {
+            for f in report::compare_png(dir, (&x.t, tx), (&y.t, ty), &c)? {
                 println!("wrote {}", f.display());
             }
         }
         #[cfg(not(feature = "plot"))]
         {
-            let _ = dir;
+            let _ = (dir, fa, fb);
             return super::no_plot();
         }
     }

@@ -1,8 +1,10 @@
-//! `swaptrace hist`: one metric of a trace, argdist or funclatency style.
+//! `swaptrace hist`: one metric of a trace, argdist or funclatency style,
+//! read a chunk at a time.
 
 use anyhow::{bail, Result};
-use std::path::PathBuf;
-use swaptrace::report::{self, During, HistMetric, Origin, WindowColumn};
+use std::path::{Path, PathBuf};
+use swaptrace::replay;
+use swaptrace::report::{self, During, HistBuilder, HistMetric, Origin, Swapoffs, WindowColumn};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -24,10 +26,43 @@ pub struct Args {
     json: bool,
 }
 
+/// The swapoff calls `--during` needs (a first pass keeping only those).
+fn swapoffs(trace: &Path, during: During) -> Result<Swapoffs> {
+    if during == During::All {
+        return Ok(Swapoffs::default());
+    }
+    let t = super::open_stream(trace)?.load_where(Swapoffs::reads, |_| {});
+    Ok(Swapoffs::of(&t.records))
+}
+
+/// Builders fed the whole trace, streamed.
+fn build(trace: &Path, bs: Vec<HistBuilder>) -> Result<Vec<HistBuilder>> {
+    let (_, bs) = super::stream_each(
+        trace,
+        "reading",
+        |_| bs,
+        |bs, batch| {
+            for b in bs {
+                b.add(batch);
+            }
+        },
+    )?;
+    Ok(bs)
+}
+
 pub fn run(a: Args) -> Result<()> {
-    let t = super::load(&a.trace)?;
+    let spans = swapoffs(&a.trace, a.during)?;
     if a.replay.policy.is_none() {
-        let h = report::histogram_explained(&t, a.metric, a.during)?;
+        let one = build(&a.trace, vec![HistBuilder::new(a.metric, a.during, &spans)])?;
+        let h = match one.into_iter().next().map(HistBuilder::finish) {
+            Some(Ok(h)) => h,
+            Some(Err(e)) => {
+                // What the trace has instead: one more pass, on this error only.
+                let all = build(&a.trace, HistBuilder::all(a.during, &spans))?;
+                return Err(report::explain(e, a.metric, &all).into());
+            }
+            None => bail!("no histogram"),
+        };
         return if a.json {
             super::print_json(&h.json())
         } else {
@@ -41,12 +76,17 @@ pub fn run(a: Args) -> Result<()> {
     // The live windows: exact probes' when the trace has them, else the
     // pages read per major fault (a tracepoint trace's live window).
     let mut columns: Vec<WindowColumn> = Vec::new();
-    let live = match report::histogram(&t, a.metric, a.during) {
-        Ok(h) => h.count.map(|c| ("live", Origin::Live, c.counts)),
-        Err(_) => report::histogram(&t, HistMetric::PagesRead, a.during)
-            .ok()
-            .and_then(|h| h.count)
+    let live: Vec<HistBuilder> = [HistMetric::RaWindow, HistMetric::PagesRead]
+        .into_iter()
+        .map(|m| HistBuilder::new(m, a.during, &spans))
+        .collect();
+    let mut live = build(&a.trace, live)?.into_iter().map(HistBuilder::finish);
+    let live = match (live.next(), live.next()) {
+        (Some(Ok(h)), _) => h.count.map(|c| ("live", Origin::Live, c.counts)),
+        (_, Some(Ok(h))) => h
+            .count
             .map(|c| ("pages-read", Origin::LiveDerived, c.counts)),
+        _ => None,
     };
     if let Some((name, origin, counts)) = live {
         columns.push(WindowColumn {
@@ -55,7 +95,17 @@ pub fn run(a: Args) -> Result<()> {
             counts,
         });
     }
-    let r = swaptrace::replay::readahead::run(&t, &a.replay.request())?;
+    let mut progress = super::progress::Progress::new("scanning");
+    let (_, r) = super::replay::replay_one(
+        &a.trace,
+        a.replay.family(),
+        &a.replay.request(),
+        &mut progress,
+    )?;
+    drop(progress);
+    let replay::Replayed::Readahead(r) = r? else {
+        bail!("--policy goes with readahead policies");
+    };
     for m in &r.results {
         columns.push(WindowColumn {
             name: m.policy.clone(),

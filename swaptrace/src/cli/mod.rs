@@ -24,7 +24,7 @@ use clap::{Parser, Subcommand};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-use swaptrace::trace::{output, read_trace, Loaded, OutputPolicy, TraceStream};
+use swaptrace::trace::{output, Header, Loaded, OutputPolicy, Record, TraceStream};
 
 #[derive(Parser)]
 #[command(
@@ -122,23 +122,44 @@ pub fn run(cli: Cli) -> Result<()> {
     }
 }
 
-/// Reads a trace and warns on stderr about every problem the reader found.
-fn load(path: &Path) -> Result<Loaded> {
-    let t = read_trace(path).map_err(|e| match e {
-        // It names the path already.
-        e @ swaptrace::trace::TraceError::Io { .. } => anyhow::Error::new(e),
-        e => anyhow::Error::new(e).context(format!("reading {}", path.display())),
-    })?;
-    warn_problems(path, t.problems.iter().map(|p| p.to_string()))?;
-    Ok(t)
-}
-
-/// Opens a trace to stream, naming it in errors as [`load`] does.
+/// Opens a trace to stream, naming it in errors.
 fn open_stream(path: &Path) -> Result<TraceStream> {
     TraceStream::open(path).map_err(|e| match e {
         e @ swaptrace::trace::TraceError::Io { .. } => anyhow::Error::new(e),
         e => anyhow::Error::new(e).context(format!("reading {}", path.display())),
     })
+}
+
+/// Streams a trace into `each` a batch at a time (a progress bar named
+/// `what`), with the state `init` makes from its header, and warns about
+/// its problems: the trace without its records, and the state.
+fn stream_each<S>(
+    path: &Path,
+    what: &'static str,
+    init: impl FnOnce(&Header) -> S,
+    mut each: impl FnMut(&mut S, &[Record]),
+) -> Result<(Loaded, S)> {
+    let mut progress = progress::Progress::new(what);
+    let mut s = open_stream(path)?;
+    let header = s.header().clone();
+    let mut state = init(&header);
+    while let Some(batch) = s.next_batch() {
+        each(&mut state, &batch);
+        let (done, total) = s.position();
+        progress.set(done, total);
+    }
+    drop(progress);
+    let end = s.finish();
+    warn_problems(path, end.problems.iter().map(|p| p.to_string()))?;
+    let t = Loaded {
+        header,
+        records: Vec::new(),
+        footer: end.footer,
+        problems: end.problems,
+        skipped: end.skipped,
+        chunks: Vec::new(),
+    };
+    Ok((t, state))
 }
 
 /// Warns on stderr about each problem; with `--strict`, any is an error.

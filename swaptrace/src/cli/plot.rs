@@ -24,37 +24,61 @@ pub fn run(_: Args) -> Result<()> {
 #[cfg(feature = "plot")]
 pub fn run(a: Args) -> Result<()> {
     use anyhow::bail;
-    use swaptrace::report::{self, During, HistMetric};
-    let t = super::load(&a.trace)?;
+    use swaptrace::replay;
+    use swaptrace::report::{self, During, HistBuilder, HistMetric, Swapoffs, Timeline};
+    use swaptrace::trace::Record;
     let file = a.trace.file_name().map_or_else(
         || a.trace.display().to_string(),
         |f| f.to_string_lossy().into_owned(),
     );
     let req = a.replay.request();
-    let files = match a.replay.family.as_str() {
+    let family = a.replay.family();
+    let mut progress = super::progress::Progress::new("scanning");
+    let files = match family.name() {
         "readahead" => {
-            let results = match swaptrace::replay::readahead::run(&t, &req) {
-                Ok(r) => r.results,
+            // The replay streamed (two passes), then one more for the charts.
+            let (_, r) = super::replay::replay_one(&a.trace, family, &req, &mut progress)?;
+            drop(progress);
+            let results = match r {
+                Ok(replay::Replayed::Readahead(r)) => r.results,
+                Ok(_) => Vec::new(),
                 Err(e) => {
                     eprintln!("note: no replay ({e}); plotting the trace alone");
                     Vec::new()
                 }
             };
+            let none = Swapoffs::default();
+            let (t, (tl, windows)) = super::stream_each(
+                &a.trace,
+                "reading",
+                |h| {
+                    let w: Vec<HistBuilder> = [HistMetric::RaWindow, HistMetric::PagesRead]
+                        .into_iter()
+                        .map(|m| HistBuilder::new(m, During::All, &none))
+                        .collect();
+                    (Timeline::new(h), w)
+                },
+                |(tl, w), batch| {
+                    tl.add(batch);
+                    for b in w {
+                        b.add(batch);
+                    }
+                },
+            )?;
+            let tl = tl.finish(t.footer.as_ref());
             // The live window: the probed swapin_nr_pages() return, else
             // (tracepoint traces) the pages read per major fault.
-            let hist = |m| {
-                report::histogram(&t, m, During::All)
-                    .ok()
-                    .and_then(|h| h.count)
-                    .map(|c| c.counts)
+            let mut windows = windows
+                .into_iter()
+                .map(|b| b.finish().ok().and_then(|h| h.count).map(|c| c.counts));
+            let live = match (windows.next().flatten(), windows.next().flatten()) {
+                (Some(c), _) => Some(("live (probed window)", c)),
+                (None, Some(c)) => Some(("live (pages read per major fault)", c)),
+                _ => None,
             };
-            let live = hist(HistMetric::RaWindow)
-                .map(|c| ("live (probed window)", c))
-                .or_else(|| {
-                    hist(HistMetric::PagesRead).map(|c| ("live (pages read per major fault)", c))
-                });
             report::plot_all(
                 &t,
+                &tl,
                 &file,
                 live.as_ref().map(|(n, c)| (*n, c)),
                 &results,
@@ -62,7 +86,17 @@ pub fn run(a: Args) -> Result<()> {
             )?
         }
         "zswap" => {
-            let r = swaptrace::replay::zswap::run(&t, &req)?;
+            // What the replay reads, and the swap reads the time axis ends at.
+            let t = super::open_stream(&a.trace)?.load_where(
+                |r| family.reads(r) || matches!(r, Record::SwapRead { .. }),
+                |s| {
+                    let (done, total) = s.position();
+                    progress.phase("reading", done, total);
+                },
+            );
+            drop(progress);
+            super::warn_problems(&a.trace, t.problems.iter().map(|p| p.to_string()))?;
+            let r = replay::zswap::run(&t, &req)?;
             report::zswap_png(&a.output, &file, &t, &r.metrics)?
         }
         "khugepaged" => bail!(

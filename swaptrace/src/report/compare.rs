@@ -4,7 +4,8 @@
 //! deltas with the change in % (mean ± stddev over runs, as `perf stat -r`
 //! prints), the readahead window table in argdist form, latency percentiles.
 
-use super::metric_hist::{histogram, During, HistMetric};
+use super::metric_hist::{During, HistBuilder, HistMetric, HistOut, Swapoffs};
+use crate::stats::Percentiles;
 use crate::trace::{Loaded, Record};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -106,10 +107,6 @@ fn duration_s(t: &Loaded) -> Option<f64> {
     (end > t.header.monotonic_start_ns).then(|| (end - t.header.monotonic_start_ns) as f64 / 1e9)
 }
 
-fn count(t: &Loaded, f: impl Fn(&Record) -> u64) -> f64 {
-    t.records.iter().map(f).sum::<u64>() as f64
-}
-
 /// A latency's title and its (percentile, A, B) rows.
 pub type LatencyRows = (String, Vec<(f64, u64, u64)>);
 
@@ -200,33 +197,116 @@ fn knobs(a: &[&Loaded], b: &[&Loaded]) -> Vec<Knob> {
         .collect()
 }
 
-/// Latency samples (µs) of swap faults, major or swap-cache hits.
-fn fault_lat(t: &Loaded, major: bool) -> Vec<u64> {
-    t.records
-        .iter()
-        .filter_map(|r| match r {
-            Record::SwapFault {
-                dur_ns, major: m, ..
-            } if *m == major => Some(u64::from(*dur_ns) / 1000),
-            _ => None,
-        })
-        .collect()
+/// The metrics whose histograms `compare` reads.
+const HISTS: [HistMetric; 4] = [
+    HistMetric::RaWindow,
+    HistMetric::PagesRead,
+    HistMetric::FreeLatency,
+    HistMetric::ZapInterval,
+];
+
+/// What `compare` reads of one trace's records, built batch by batch
+/// (memory does not grow with the trace).
+pub struct CompareBuilder {
+    khp_swapins: u64,
+    hists: Vec<HistBuilder>,
+    /// Swap fault latencies (µs): major faults, swap-cache hits.
+    faults: [Percentiles; 2],
 }
 
+impl Default for CompareBuilder {
+    fn default() -> Self {
+        let none = Swapoffs::default();
+        CompareBuilder {
+            khp_swapins: 0,
+            hists: HISTS
+                .into_iter()
+                .map(|m| HistBuilder::new(m, During::All, &none))
+                .collect(),
+            faults: Default::default(),
+        }
+    }
+}
+
+impl CompareBuilder {
+    /// The next records, in trace order.
+    pub fn add(&mut self, records: &[Record]) {
+        for b in &mut self.hists {
+            b.add(records);
+        }
+        for r in records {
+            match r {
+                Record::KhugepagedSwapin { swapped_in, .. } => {
+                    self.khp_swapins += *swapped_in as u64
+                }
+                Record::SwapFault { dur_ns, major, .. } => {
+                    self.faults[usize::from(!*major)].add(u64::from(*dur_ns) / 1000)
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// `t`: the trace's header and footer (its records are not read).
+    pub fn finish(self, t: Loaded) -> CompareInput {
+        CompareInput {
+            t,
+            khp_swapins: self.khp_swapins,
+            hists: self
+                .hists
+                .into_iter()
+                .map(|b| (b.metric(), b.finish().ok()))
+                .collect(),
+            faults: self.faults,
+        }
+    }
+}
+
+/// One trace as `compare` reads it ([`CompareBuilder`]).
+pub struct CompareInput {
+    /// Header and footer; records are not kept.
+    pub t: Loaded,
+    khp_swapins: u64,
+    hists: Vec<(HistMetric, Option<HistOut>)>,
+    faults: [Percentiles; 2],
+}
+
+impl CompareInput {
+    /// A trace held whole.
+    pub fn of(t: &Loaded) -> CompareInput {
+        let mut b = CompareBuilder::default();
+        b.add(&t.records);
+        b.finish(Loaded {
+            header: t.header.clone(),
+            records: Vec::new(),
+            footer: t.footer.clone(),
+            problems: Vec::new(),
+            skipped: t.skipped,
+            chunks: Vec::new(),
+        })
+    }
+
+    fn hist(&self, m: HistMetric) -> Option<&HistOut> {
+        self.hists.iter().find(|h| h.0 == m)?.1.as_ref()
+    }
+}
+
+/// Two traces held whole.
 pub fn compare(a: &Loaded, b: &Loaded, labels: (String, String), metrics: &[String]) -> Comparison {
-    compare_runs(&[a], &[b], labels, metrics)
+    let (a, b) = (CompareInput::of(a), CompareInput::of(b));
+    compare_runs(&[&a], &[&b], labels, metrics)
 }
 
 /// `compare` over repeated runs: counters as mean ± stddev per side.
 pub fn compare_runs(
-    a: &[&Loaded],
-    b: &[&Loaded],
+    a: &[&CompareInput],
+    b: &[&CompareInput],
     labels: (String, String),
     metrics: &[String],
 ) -> Comparison {
     let want = |m: &str| metrics.is_empty() || metrics.iter().any(|x| x == m);
-    let all = |ts: &[&Loaded], f: &dyn Fn(&Loaded) -> Option<f64>| -> Option<Vec<f64>> {
-        ts.iter().map(|t| f(t)).collect()
+    let all = |ts: &[&CompareInput], f: &dyn Fn(&Loaded) -> Option<f64>| -> Option<Vec<f64>> {
+        ts.iter().map(|t| f(&t.t)).collect()
     };
     let mut rows = Vec::new();
     if want("runtime") {
@@ -242,13 +322,10 @@ pub fn compare_runs(
             }
         }
     }
-    let khp = |t: &Loaded| {
-        Some(count(t, |r| match r {
-            Record::KhugepagedSwapin { swapped_in, .. } => *swapped_in as u64,
-            _ => 0,
-        }))
-    };
-    if let (true, Some(x), Some(y)) = (want("khugepaged-swapin"), all(a, &khp), all(b, &khp)) {
+    let khp =
+        |ts: &[&CompareInput]| -> Vec<f64> { ts.iter().map(|t| t.khp_swapins as f64).collect() };
+    if want("khugepaged-swapin") {
+        let (x, y) = (khp(a), khp(b));
         if x.iter().chain(&y).any(|&v| v > 0.0) {
             rows.push(row(
                 "khugepaged-swapin",
@@ -263,12 +340,12 @@ pub fn compare_runs(
     // traces) the pages read per major fault.
     let mut windows_source = String::new();
     let windows = if want("ra-window") {
-        let sum = |ts: &[&Loaded], m| -> Option<BTreeMap<u64, u64>> {
+        let sum = |ts: &[&CompareInput], m| -> Option<BTreeMap<u64, u64>> {
             let mut out: BTreeMap<u64, u64> = BTreeMap::new();
             for t in ts {
-                let c = histogram(t, m, During::All).ok()?.count?;
-                for (k, v) in c.counts {
-                    *out.entry(k).or_default() += v;
+                let c = t.hist(m)?.count.as_ref()?;
+                for (k, v) in &c.counts {
+                    *out.entry(*k).or_default() += v;
                 }
             }
             Some(out)
@@ -284,13 +361,13 @@ pub fn compare_runs(
     } else {
         None
     };
-    let pooled = |ts: &[&Loaded], f: &dyn Fn(&Loaded) -> Vec<u64>| -> Vec<u64> {
-        ts.iter().flat_map(|t| f(t)).collect()
-    };
-    let pcts = |x: &[u64], y: &[u64]| -> Vec<(f64, u64, u64)> {
-        let (p, _) = crate::stats::percentiles(x);
-        let (q, _) = crate::stats::percentiles(y);
-        p.iter().zip(&q).map(|(p, q)| (p.0, p.1, q.1)).collect()
+    // A side's runs pooled.
+    let pooled = |ts: &[&CompareInput], i: usize| -> Percentiles {
+        let mut p = Percentiles::new();
+        for t in ts {
+            p.merge(&t.faults[i]);
+        }
+        p
     };
     let mut latencies = Vec::new();
     for (m, name) in LATENCIES {
@@ -298,24 +375,19 @@ pub fn compare_runs(
             continue;
         }
         if m == HistMetric::FaultLatency {
-            for (major, what) in [
-                (true, "major faults"),
-                (false, "swap-cache hits (minor faults)"),
-            ] {
-                let x = pooled(a, &|t| fault_lat(t, major));
-                let y = pooled(b, &|t| fault_lat(t, major));
+            for (i, what) in [(0, "major faults"), (1, "swap-cache hits (minor faults)")] {
+                let (x, y) = (pooled(a, i), pooled(b, i));
                 if !x.is_empty() && !y.is_empty() {
-                    latencies.push((format!("swap-in fault latency, {what} (µs)"), pcts(&x, &y)));
+                    let ((p, _), (q, _)) = (x.get(), y.get());
+                    let rows = p.iter().zip(&q).map(|(p, q)| (p.0, p.1, q.1)).collect();
+                    latencies.push((format!("swap-in fault latency, {what} (µs)"), rows));
                 }
             }
             continue;
         }
         // Each run's percentiles, averaged over a side's runs.
-        let side = |ts: &[&Loaded]| -> Option<(String, Vec<(f64, u64)>)> {
-            let hs: Vec<_> = ts
-                .iter()
-                .map(|t| histogram(t, m, During::All).ok())
-                .collect::<Option<_>>()?;
+        let side = |ts: &[&CompareInput]| -> Option<(String, Vec<(f64, u64)>)> {
+            let hs: Vec<&HistOut> = ts.iter().map(|t| t.hist(m)).collect::<Option<_>>()?;
             let first = hs.first()?;
             let p = first
                 .percentiles
@@ -345,7 +417,10 @@ pub fn compare_runs(
     Comparison {
         labels,
         runs: (a.len(), b.len()),
-        knobs: knobs(a, b),
+        knobs: knobs(
+            &a.iter().map(|t| &t.t).collect::<Vec<_>>(),
+            &b.iter().map(|t| &t.t).collect::<Vec<_>>(),
+        ),
         rows,
         windows,
         windows_source,

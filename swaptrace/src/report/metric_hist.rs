@@ -1,7 +1,7 @@
 //! `swaptrace hist`: one metric of a trace as an argdist count table or a
 //! funclatency log2 histogram with percentiles, human and JSON.
 
-use crate::stats::{percentiles, CountTable, Log2Hist, RA_WINDOW_TITLE};
+use crate::stats::{CountTable, Log2Hist, Percentiles, RA_WINDOW_TITLE};
 use crate::trace::{Loaded, Record, Syscall};
 use serde_json::json;
 use std::collections::HashMap;
@@ -82,39 +82,53 @@ const ALL_METRICS: [HistMetric; 5] = [
 ];
 
 /// `histogram`, but a metric the trace lacks is answered with the metrics it
-/// has (one more pass per metric, so only on that error path).
+/// has (one more pass, so only on that error path).
 pub fn histogram_explained(
     t: &Loaded,
     metric: HistMetric,
     during: During,
 ) -> Result<HistOut, HistError> {
-    match histogram(t, metric, during) {
-        Err(HistError::Empty(what)) => {
-            let has: Vec<HistMetric> = ALL_METRICS
-                .into_iter()
-                .filter(|&m| m != metric && histogram(t, m, during).is_ok())
-                .collect();
-            let mut hint = String::new();
-            if let Some((alt, why)) = metric.stand_in() {
-                if has.contains(&alt) {
-                    let _ = write!(hint, "; {why}: use --metric {}", alt.name());
-                } else {
-                    let _ = write!(hint, "; {why} (--metric {}), none here either", alt.name());
-                }
-            }
-            if has.is_empty() {
-                hint.push_str("; the trace has none of the metrics `hist` draws");
-            } else {
-                let names: Vec<&str> = has.iter().map(|m| m.name()).collect();
-                let _ = write!(hint, "; the trace has: {}", names.join(", "));
-            }
-            Err(HistError::Missing {
-                what,
-                metric: metric.name(),
-                hint,
-            })
+    let spans = Swapoffs::of(&t.records);
+    let mut b = HistBuilder::new(metric, during, &spans);
+    b.add(&t.records);
+    b.finish().map_err(|e| {
+        let mut all = HistBuilder::all(during, &spans);
+        for b in &mut all {
+            b.add(&t.records);
         }
-        other => other,
+        explain(e, metric, &all)
+    })
+}
+
+/// `Empty` explained with the metrics `all` (from [`HistBuilder::all`],
+/// fed the whole trace) found: a stand-in, or what the trace has.
+pub fn explain(e: HistError, metric: HistMetric, all: &[HistBuilder]) -> HistError {
+    let HistError::Empty(what) = e else {
+        return e;
+    };
+    let has: Vec<HistMetric> = all
+        .iter()
+        .filter(|b| b.metric != metric && !b.is_empty())
+        .map(|b| b.metric)
+        .collect();
+    let mut hint = String::new();
+    if let Some((alt, why)) = metric.stand_in() {
+        if has.contains(&alt) {
+            let _ = write!(hint, "; {why}: use --metric {}", alt.name());
+        } else {
+            let _ = write!(hint, "; {why} (--metric {}), none here either", alt.name());
+        }
+    }
+    if has.is_empty() {
+        hint.push_str("; the trace has none of the metrics `hist` draws");
+    } else {
+        let names: Vec<&str> = has.iter().map(|m| m.name()).collect();
+        let _ = write!(hint, "; the trace has: {}", names.join(", "));
+    }
+    HistError::Missing {
+        what,
+        metric: metric.name(),
+        hint,
     }
 }
 
@@ -128,172 +142,229 @@ pub struct HistOut {
     pub max: u64,
 }
 
-/// Tids inside a swapoff call, as (tid, from, to) intervals.
-fn swapoff_spans(t: &Loaded) -> Vec<(u32, u64, u64)> {
-    let mut open: HashMap<u32, u64> = HashMap::new();
-    let mut spans = Vec::new();
-    for r in &t.records {
-        if let Record::Syscall {
-            ts,
-            tid,
-            call: Syscall::Swapoff,
-            ret,
-        } = r
-        {
-            match ret {
-                None => {
-                    open.insert(*tid, *ts);
-                }
-                Some(_) => {
-                    if let Some(from) = open.remove(tid) {
-                        spans.push((*tid, from, *ts));
+/// Tids inside a swapoff call, as (tid, from, to) intervals: what
+/// `--during` needs, from the records [`Swapoffs::reads`] keeps.
+#[derive(Clone, Debug, Default)]
+pub struct Swapoffs(Vec<(u32, u64, u64)>);
+
+impl Swapoffs {
+    /// The records the spans are made of: swapoff calls.
+    pub fn reads(r: &Record) -> bool {
+        matches!(
+            r,
+            Record::Syscall {
+                call: Syscall::Swapoff,
+                ..
+            }
+        )
+    }
+
+    pub fn of(records: &[Record]) -> Swapoffs {
+        let mut open: HashMap<u32, u64> = HashMap::new();
+        let mut spans = Vec::new();
+        for r in records {
+            if let Record::Syscall {
+                ts,
+                tid,
+                call: Syscall::Swapoff,
+                ret,
+            } = r
+            {
+                match ret {
+                    None => {
+                        open.insert(*tid, *ts);
+                    }
+                    Some(_) => {
+                        if let Some(from) = open.remove(tid) {
+                            spans.push((*tid, from, *ts));
+                        }
                     }
                 }
             }
         }
+        // A swapoff still running when recording stopped.
+        spans.extend(open.into_iter().map(|(tid, from)| (tid, from, u64::MAX)));
+        Swapoffs(spans)
     }
-    // A swapoff still running when recording stopped.
-    spans.extend(open.into_iter().map(|(tid, from)| (tid, from, u64::MAX)));
-    spans
-}
 
-pub fn histogram(t: &Loaded, metric: HistMetric, during: During) -> Result<HistOut, HistError> {
-    let spans = swapoff_spans(t);
-    let keep = |tid: u32, ts: u64| {
-        let inside = spans
+    fn keeps(&self, during: During, tid: u32, ts: u64) -> bool {
+        if during == During::All {
+            return true;
+        }
+        let inside = self
+            .0
             .iter()
             .any(|&(s, a, b)| s == tid && ts >= a && ts <= b);
-        match during {
-            During::All => true,
-            During::Swapoff => inside,
-            During::NotSwapoff => !inside,
-        }
-    };
-    match metric {
-        HistMetric::RaWindow => {
-            let mut c = CountTable::new("$retval");
-            for r in &t.records {
-                if let Record::RaWindow {
-                    ts, tid, window, ..
-                } = r
-                {
-                    if keep(*tid, *ts) {
-                        c.add(*window as u64, 1);
-                    }
-                }
-            }
-            if c.total() == 0 {
-                return Err(HistError::Empty(names::RA_WINDOW));
-            }
-            Ok(HistOut {
-                title: RA_WINDOW_TITLE.into(),
-                source: "ra_window records (swapin_nr_pages result)",
-                count: Some(c),
-                log2: None,
-                percentiles: Vec::new(),
-                max: 0,
-            })
-        }
-        HistMetric::PagesRead => {
-            let mut c = CountTable::new("pages_read");
-            for r in &t.records {
-                if let Record::SwapFault {
-                    ts,
-                    tid,
-                    major: true,
-                    pages_read,
-                    ..
-                } = r
-                {
-                    if keep(*tid, *ts) {
-                        c.add(*pages_read as u64, 1);
-                    }
-                }
-            }
-            if c.total() == 0 {
-                return Err(HistError::Empty("major swap_fault"));
-            }
-            Ok(HistOut {
-                title: "pages read by I/O per major swap fault".into(),
-                source: "swap_fault records (PSWPIN in the faulting task)",
-                count: Some(c),
-                log2: None,
-                percentiles: Vec::new(),
-                max: 0,
-            })
-        }
-        HistMetric::ZapInterval => {
-            let vals: Vec<u64> = crate::replay::free::zap_spans(&t.records)
-                .into_iter()
-                .flat_map(|s| s.intervals_us)
-                .collect();
-            if vals.is_empty() {
-                return Err(HistError::Empty(names::ZAP));
-            }
-            Ok(latency_out(
-                "time between zap batches (a PTE table of swap entries freed)",
-                "zap records (rss_stat MM_SWAPENTS outside faults)",
-                &vals,
-            ))
-        }
-        HistMetric::FaultLatency | HistMetric::FreeLatency => {
-            let (what, title, source) = if metric == HistMetric::FaultLatency {
-                (
-                    names::SWAP_FAULT,
-                    "swap-in fault latency",
-                    "swap_fault records",
-                )
-            } else {
-                (
-                    names::FREE_BATCH,
-                    "free batch latency (swapcache_free_entries, or per-cluster swap_entries_free / __swap_cluster_free_entries)",
-                    "free_batch records",
-                )
-            };
-            let mut vals = Vec::new();
-            for r in &t.records {
-                match (metric, r) {
-                    (
-                        HistMetric::FaultLatency,
-                        Record::SwapFault {
-                            ts, tid, dur_ns, ..
-                        },
-                    )
-                    | (
-                        HistMetric::FreeLatency,
-                        Record::FreeBatch {
-                            ts,
-                            tid,
-                            lat_ns: dur_ns,
-                            ..
-                        },
-                    ) if keep(*tid, *ts) => vals.push(*dur_ns as u64 / 1000),
-                    _ => {}
-                }
-            }
-            if vals.is_empty() {
-                return Err(HistError::Empty(what));
-            }
-            Ok(latency_out(title, source, &vals))
-        }
+        inside == (during == During::Swapoff)
     }
 }
 
-/// A funclatency-style log2 histogram (µs) with percentiles.
-fn latency_out(title: &str, source: &'static str, vals: &[u64]) -> HistOut {
-    let mut h = Log2Hist::new("usecs");
-    for &v in vals {
-        h.add(v);
+/// One metric's histogram built batch by batch: memory holds the counts
+/// and an HDR histogram, not the values.
+pub struct HistBuilder {
+    metric: HistMetric,
+    during: During,
+    spans: Swapoffs,
+    count: CountTable,
+    log2: Log2Hist,
+    pcts: Percentiles,
+    /// zap-interval: each address space's last zap.
+    last_zap: HashMap<u32, u64>,
+}
+
+impl HistBuilder {
+    /// `spans` matter only when `during` is not `All`.
+    pub fn new(metric: HistMetric, during: During, spans: &Swapoffs) -> HistBuilder {
+        let expr = match metric {
+            HistMetric::RaWindow => "$retval",
+            _ => "pages_read",
+        };
+        HistBuilder {
+            metric,
+            during,
+            spans: spans.clone(),
+            count: CountTable::new(expr),
+            log2: Log2Hist::new("usecs"),
+            pcts: Percentiles::new(),
+            last_zap: HashMap::new(),
+        }
     }
-    let (percentiles, max) = percentiles(vals);
-    HistOut {
-        title: title.into(),
-        source,
-        count: None,
-        log2: Some(h),
-        percentiles,
-        max,
+
+    /// A builder per metric (for [`explain`]).
+    pub fn all(during: During, spans: &Swapoffs) -> Vec<HistBuilder> {
+        ALL_METRICS
+            .into_iter()
+            .map(|m| HistBuilder::new(m, during, spans))
+            .collect()
     }
+
+    pub fn metric(&self) -> HistMetric {
+        self.metric
+    }
+
+    /// No event counted yet.
+    pub fn is_empty(&self) -> bool {
+        self.count.counts.is_empty() && self.pcts.is_empty()
+    }
+
+    /// The next records, in trace order.
+    pub fn add(&mut self, records: &[Record]) {
+        let HistBuilder {
+            metric,
+            during,
+            spans,
+            count,
+            log2,
+            pcts,
+            last_zap,
+        } = self;
+        let keep = |tid: u32, ts: u64| spans.keeps(*during, tid, ts);
+        let mut value = |v: u64| {
+            log2.add(v);
+            pcts.add(v);
+        };
+        for r in records {
+            match (*metric, r) {
+                (
+                    HistMetric::RaWindow,
+                    Record::RaWindow {
+                        ts, tid, window, ..
+                    },
+                ) if keep(*tid, *ts) => count.add(*window as u64, 1),
+                (
+                    HistMetric::PagesRead,
+                    Record::SwapFault {
+                        ts,
+                        tid,
+                        major: true,
+                        pages_read,
+                        ..
+                    },
+                ) if keep(*tid, *ts) => count.add(*pages_read as u64, 1),
+                (
+                    HistMetric::FaultLatency,
+                    Record::SwapFault {
+                        ts, tid, dur_ns, ..
+                    },
+                )
+                | (
+                    HistMetric::FreeLatency,
+                    Record::FreeBatch {
+                        ts,
+                        tid,
+                        lat_ns: dur_ns,
+                        ..
+                    },
+                ) if keep(*tid, *ts) => value(*dur_ns as u64 / 1000),
+                // As `zap_spans`' intervals: every zap, whatever `during`.
+                (HistMetric::ZapInterval, Record::Zap { ts, mm, .. }) => {
+                    if let Some(last) = last_zap.insert(*mm, *ts) {
+                        value(ts.saturating_sub(last) / 1000);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    pub fn finish(self) -> Result<HistOut, HistError> {
+        if self.is_empty() {
+            return Err(HistError::Empty(match self.metric {
+                HistMetric::RaWindow => names::RA_WINDOW,
+                HistMetric::PagesRead => "major swap_fault",
+                HistMetric::FaultLatency => names::SWAP_FAULT,
+                HistMetric::FreeLatency => names::FREE_BATCH,
+                HistMetric::ZapInterval => names::ZAP,
+            }));
+        }
+        let counted = |title: &str, source| HistOut {
+            title: title.into(),
+            source,
+            count: Some(self.count.clone()),
+            log2: None,
+            percentiles: Vec::new(),
+            max: 0,
+        };
+        let (title, source) = match self.metric {
+            HistMetric::RaWindow => {
+                return Ok(counted(
+                    RA_WINDOW_TITLE,
+                    "ra_window records (swapin_nr_pages result)",
+                ))
+            }
+            HistMetric::PagesRead => {
+                return Ok(counted(
+                    "pages read by I/O per major swap fault",
+                    "swap_fault records (PSWPIN in the faulting task)",
+                ))
+            }
+            HistMetric::ZapInterval => (
+                "time between zap batches (a PTE table of swap entries freed)",
+                "zap records (rss_stat MM_SWAPENTS outside faults)",
+            ),
+            HistMetric::FaultLatency => ("swap-in fault latency", "swap_fault records"),
+            HistMetric::FreeLatency => (
+                "free batch latency (swapcache_free_entries, or per-cluster swap_entries_free / __swap_cluster_free_entries)",
+                "free_batch records",
+            ),
+        };
+        let (percentiles, max) = self.pcts.get();
+        Ok(HistOut {
+            title: title.into(),
+            source,
+            count: None,
+            log2: Some(self.log2),
+            percentiles,
+            max,
+        })
+    }
+}
+
+/// One metric of a trace held whole ([`HistBuilder`] over all its records).
+pub fn histogram(t: &Loaded, metric: HistMetric, during: During) -> Result<HistOut, HistError> {
+    let mut b = HistBuilder::new(metric, during, &Swapoffs::of(&t.records));
+    b.add(&t.records);
+    b.finish()
 }
 
 impl HistOut {

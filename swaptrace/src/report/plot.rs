@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 mod text;
+use super::timeline::{self as series, swapin_ts, Timeline, TICKS};
 use text::Glyphs;
 
 #[derive(Debug, thiserror::Error)]
@@ -384,32 +385,14 @@ fn lines_png(
 /// Seconds from the start of the recording to its end: the footer's end
 /// time, or the last fault or swap read when the trace was cut short.
 pub(crate) fn span_s(t: &Loaded) -> f64 {
-    let t0 = t.header.monotonic_start_ns;
-    let last = t
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            Record::SwapFault { ts, .. } | Record::SwapRead { ts, .. } => Some(*ts),
-            _ => None,
-        })
-        .chain(t.footer.as_ref().map(|f| f.monotonic_end_ns))
-        .max()
-        .unwrap_or(t0);
-    last.saturating_sub(t0) as f64 / 1e9
+    let last = t.records.iter().filter_map(swapin_ts).max();
+    let end = t.footer.as_ref().map(|f| f.monotonic_end_ns);
+    series::span_s(t.header.monotonic_start_ns, last, end)
 }
 
 /// The name of the pages read outside faults: swapoff's, when the trace
 /// saw a swapoff call.
-fn outside_reads_name(t: &Loaded) -> &'static str {
-    let swapoff = t.records.iter().any(|r| {
-        matches!(
-            r,
-            Record::Syscall {
-                call: crate::trace::Syscall::Swapoff,
-                ..
-            }
-        )
-    });
+fn outside_reads_name(swapoff: bool) -> &'static str {
     if swapoff {
         "swapoff reads (pages)"
     } else {
@@ -418,42 +401,26 @@ fn outside_reads_name(t: &Loaded) -> &'static str {
 }
 
 /// Swap-in faults over time (major and minor) and the pages read outside
-/// faults (swapoff), in 100 ms bins over the whole recording.
-pub fn swapins_png(path: &Path, caption: &str, t: &Loaded) -> Result<PathBuf, PlotError> {
-    let t0 = t.header.monotonic_start_ns;
-    let bin = 100_000_000u64;
-    let mut bins: [BTreeMap<u64, u64>; 3] = Default::default();
-    for r in &t.records {
-        let (ts, i, n) = match *r {
-            Record::SwapFault { ts, major, .. } => (ts, usize::from(!major), 1),
-            Record::SwapRead { ts, nr, .. } => (ts, 2, u64::from(nr)),
-            _ => continue,
-        };
-        *bins[i].entry(ts.saturating_sub(t0) / bin).or_default() += n;
-    }
-    let last = (span_s(t) * 10.0).ceil() as u64 + 1;
+/// faults (swapoff), in 100 ms bins (wider past [`super::BINS_MAX`] of them) over
+/// the whole recording.
+pub fn swapins_png(path: &Path, caption: &str, tl: &Timeline) -> Result<PathBuf, PlotError> {
     let names = [
         "major faults",
         "minor faults (swap-cache hits)",
-        outside_reads_name(t),
+        outside_reads_name(tl.swapoff),
     ];
     let series: Vec<(String, Vec<(f64, f64)>)> = names
         .iter()
-        .zip(&bins)
-        .filter(|(n, m)| !m.is_empty() || !n.contains("reads"))
-        .map(|(name, m)| {
-            let pts = (0..last)
-                .map(|b| (b as f64 / 10.0, *m.get(&b).unwrap_or(&0) as f64))
-                .collect();
-            (name.to_string(), pts)
-        })
+        .enumerate()
+        .filter(|(i, n)| !tl.bins.series[*i].is_empty() || !n.contains("reads"))
+        .map(|(i, name)| (name.to_string(), tl.bins.points(&[i], tl.span_s())))
         .collect();
     lines_png(
         path,
-        "swap-ins per 100 ms (live)",
+        &format!("swap-ins per {} (live)", tl.bins.width_text()),
         caption,
         ("seconds since recording started", "faults / pages"),
-        span_s(t),
+        tl.span_s(),
         &series,
     )
 }
@@ -543,39 +510,19 @@ pub fn zswap_png(
 /// Time × swap offset of every swap-in fault: majors drawn first, minors
 /// (swap-cache hits) over them so neither hides the other; swapoff's reads,
 /// which carry no offset, as ticks along the top edge.
-pub fn heatmap_png(path: &Path, caption: &str, t: &Loaded) -> Result<PathBuf, PlotError> {
-    let t0 = t.header.monotonic_start_ns;
-    let sec = |ts: u64| ts.saturating_sub(t0) as f64 / 1e9;
-    let pts: Vec<(f64, f64, bool)> = t
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            Record::SwapFault {
-                ts,
-                entry: Some(e),
-                major,
-                ..
-            } => Some((sec(*ts), e.offset as f64, *major)),
-            _ => None,
-        })
-        .collect();
-    let reads: Vec<f64> = t
-        .records
-        .iter()
-        .filter_map(|r| match r {
-            Record::SwapRead { ts, .. } => Some(sec(*ts)),
-            _ => None,
-        })
-        .collect();
-    // At most 200k points: every k-th.
-    let step = (pts.len() / 200_000).max(1);
+pub fn heatmap_png(path: &Path, caption: &str, tl: &Timeline) -> Result<PathBuf, PlotError> {
+    // A sample of the faults and reads (all of them up to twice the points
+    // drawn), drawn every k-th up to POINTS / TICKS.
+    let pts = &tl.points.items;
+    let reads = &tl.reads.items;
+    let step = (pts.len() / series::POINTS).max(1);
     let xmax = pts
         .iter()
         .map(|p| p.0)
         .chain(reads.iter().copied())
-        .fold(span_s(t).max(1e-3), f64::max)
+        .fold(tl.span_s().max(1e-3), f64::max)
         * 1.02;
-    let ymax = pts.iter().map(|p| p.1).fold(1.0, f64::max) * 1.05;
+    let ymax = tl.offset_max * 1.05;
     // The legend avoids the faults and the ticks along the top edge.
     let xy: Vec<(f64, f64)> = pts
         .iter()
@@ -583,8 +530,9 @@ pub fn heatmap_png(path: &Path, caption: &str, t: &Loaded) -> Result<PathBuf, Pl
         .chain(reads.iter().map(|&x| (x, ymax)))
         .collect();
     let (pos, ymax) = legend_place(&xy, xmax, ymax);
-    let n_major = pts.iter().filter(|p| p.2).count();
-    let n_minor = pts.len() - n_major;
+    let n_major = tl.majors;
+    let n_minor = tl.points.seen() - n_major;
+    let n_reads = tl.reads.seen();
     png(
         path,
         "swap-in faults: time × swap offset (live)",
@@ -621,7 +569,7 @@ pub fn heatmap_png(path: &Path, caption: &str, t: &Loaded) -> Result<PathBuf, Pl
             if !reads.is_empty() {
                 let c = color(3);
                 let tick = ymax * 0.03;
-                let rstep = (reads.len() / 20_000).max(1);
+                let rstep = (reads.len() / TICKS).max(1);
                 chart
                     .draw_series(
                         reads.iter().step_by(rstep).map(|&x| {
@@ -630,9 +578,8 @@ pub fn heatmap_png(path: &Path, caption: &str, t: &Loaded) -> Result<PathBuf, Pl
                     )
                     .map_err(s)?
                     .label(format!(
-                        "{} ({}), time only",
-                        outside_reads_name(t).trim_end_matches(" (pages)"),
-                        reads.len()
+                        "{} ({n_reads}), time only",
+                        outside_reads_name(tl.swapoff).trim_end_matches(" (pages)"),
                     ))
                     .legend(move |(x, y)| {
                         PathElement::new(vec![(x + 6, y - 5), (x + 6, y + 5)], c)
@@ -647,6 +594,7 @@ pub fn heatmap_png(path: &Path, caption: &str, t: &Loaded) -> Result<PathBuf, Pl
 /// in every chart's caption.
 pub fn plot_all(
     t: &Loaded,
+    tl: &Timeline,
     file: &str,
     live_windows: Option<(&str, &BTreeMap<u64, u64>)>,
     results: &[Metrics],
@@ -656,8 +604,8 @@ pub fn plot_all(
     let cap = caption(t, file);
     let mut out = vec![
         windows_png(&dir.join("windows.png"), &cap, live_windows, results)?,
-        swapins_png(&dir.join("swapins.png"), &cap, t)?,
-        heatmap_png(&dir.join("heatmap.png"), &cap, t)?,
+        swapins_png(&dir.join("swapins.png"), &cap, tl)?,
+        heatmap_png(&dir.join("heatmap.png"), &cap, tl)?,
     ];
     if !results.is_empty() {
         out.push(policies_png(&dir.join("policies.png"), &cap, results)?);
@@ -666,11 +614,12 @@ pub fn plot_all(
 }
 
 /// A/B charts of `compare`: the counters side by side, the window
-/// histograms, and swap-in faults over time for both.
+/// histograms, and swap-in faults over time for both (each trace with its
+/// [`Timeline`]).
 pub fn compare_png(
     dir: &Path,
-    a: &Loaded,
-    b: &Loaded,
+    (a, ta): (&Loaded, &Timeline),
+    (b, tb): (&Loaded, &Timeline),
     c: &super::Comparison,
 ) -> Result<Vec<PathBuf>, PlotError> {
     std::fs::create_dir_all(dir).map_err(|e| PlotError::Dir(dir.display().to_string(), e))?;
@@ -715,26 +664,21 @@ pub fn compare_png(
             &[(la.clone(), col(wa)), (lb.clone(), col(wb))],
         )?);
     }
-    let per_bin = |t: &Loaded| {
-        let t0 = t.header.monotonic_start_ns;
-        let mut bins: BTreeMap<u64, u64> = BTreeMap::new();
-        for r in &t.records {
-            if let Record::SwapFault { ts, .. } = r {
-                *bins.entry(ts.saturating_sub(t0) / 100_000_000).or_default() += 1;
-            }
-        }
-        let last = (span_s(t) * 10.0).ceil() as u64;
-        (0..=last)
-            .map(|b| (b as f64 / 10.0, *bins.get(&b).unwrap_or(&0) as f64))
-            .collect::<Vec<_>>()
-    };
+    // Both on the wider bins.
+    let (mut ba, mut bb) = (ta.bins.clone(), tb.bins.clone());
+    let w = ba.width_ns.max(bb.width_ns);
+    ba.widen_to(w);
+    bb.widen_to(w);
     out.push(lines_png(
         &dir.join("compare-swapins.png"),
-        "swap-in faults per 100 ms",
+        &format!("swap-in faults per {}", ba.width_text()),
         &cap,
         ("seconds since recording started", "faults"),
-        span_s(a).max(span_s(b)),
-        &[(la.clone(), per_bin(a)), (lb.clone(), per_bin(b))],
+        ta.span_s().max(tb.span_s()),
+        &[
+            (la.clone(), ba.points(&[0, 1], ta.span_s())),
+            (lb.clone(), bb.points(&[0, 1], tb.span_s())),
+        ],
     )?);
     Ok(out)
 }

@@ -37,7 +37,11 @@ fn x_range_holds_the_last_swapoff_read() {
         "the golden trace reads after its faults"
     );
     assert!(span_s(&t) >= last_read, "{} < {last_read}", span_s(&t));
-    assert_eq!(outside_reads_name(&t), "swapoff reads (pages)");
+    let mut tl = Timeline::new(&t.header);
+    tl.add(&t.records);
+    let tl = tl.finish(t.footer.as_ref());
+    assert_eq!(tl.span_s(), span_s(&t));
+    assert_eq!(outside_reads_name(tl.swapoff), "swapoff reads (pages)");
 }
 
 /// The legend goes to an empty corner; with none empty the y range
