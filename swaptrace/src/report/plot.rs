@@ -1,6 +1,7 @@
 //! `swaptrace plot`: PNG charts of a trace and of its replayed policies.
 
 use crate::replay::Metrics;
+use crate::trace::output::{OutputFile, OutputPolicy};
 use crate::trace::{Loaded, Record};
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
@@ -73,29 +74,48 @@ fn png(
         path: path.display().to_string(),
         why,
     };
-    let root = Glyphs(BitMapBackend::new(path, SIZE)).into_drawing_area();
-    root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
-    let lines: Vec<&str> = caption.lines().collect();
-    let (top, body) = root.split_vertically(44 + 18 * lines.len() as u32);
-    let mid = SIZE.0 as i32 / 2;
-    let at = plotters::style::text_anchor::Pos::new(
-        plotters::style::text_anchor::HPos::Center,
-        plotters::style::text_anchor::VPos::Top,
-    );
-    top.draw_text(
-        title,
-        &("sans-serif", 22).into_font().color(&BLACK).pos(at),
-        (mid, 6),
-    )
-    .map_err(|e| err(e.to_string()))?;
-    let grey = ("sans-serif", 14).into_font().color(&RGBColor(90, 90, 90));
-    for (i, line) in lines.iter().enumerate() {
-        top.draw_text(line, &grey.pos(at), (mid, 36 + 18 * i as i32))
-            .map_err(|e| err(e.to_string()))?;
+    let mut rgb = vec![0u8; SIZE.0 as usize * SIZE.1 as usize * 3];
+    {
+        let root = Glyphs(BitMapBackend::with_buffer(&mut rgb, SIZE)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| err(e.to_string()))?;
+        let lines: Vec<&str> = caption.lines().collect();
+        let (top, body) = root.split_vertically(44 + 18 * lines.len() as u32);
+        let mid = SIZE.0 as i32 / 2;
+        let at = plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Center,
+            plotters::style::text_anchor::VPos::Top,
+        );
+        top.draw_text(
+            title,
+            &("sans-serif", 22).into_font().color(&BLACK).pos(at),
+            (mid, 6),
+        )
+        .map_err(|e| err(e.to_string()))?;
+        let grey = ("sans-serif", 14).into_font().color(&RGBColor(90, 90, 90));
+        for (i, line) in lines.iter().enumerate() {
+            top.draw_text(line, &grey.pos(at), (mid, 36 + 18 * i as i32))
+                .map_err(|e| err(e.to_string()))?;
+        }
+        draw(&body).map_err(err)?;
+        root.present().map_err(|e| err(e.to_string()))?;
     }
-    draw(&body).map_err(err)?;
-    root.present().map_err(|e| err(e.to_string()))?;
+    write_png(path, &rgb).map_err(err)?;
     Ok(path.to_path_buf())
+}
+
+/// The pixels as a PNG, through the output helper: a temporary file
+/// renamed into place, never through a symlink as root.
+fn write_png(path: &Path, rgb: &[u8]) -> Result<(), String> {
+    use image::ImageEncoder;
+    let out =
+        OutputFile::create(path, &OutputPolicy::replace(), 0o644).map_err(|e| e.to_string())?;
+    let mut w = std::io::BufWriter::new(out.file());
+    image::codecs::png::PngEncoder::new(&mut w)
+        .write_image(rgb, SIZE.0, SIZE.1, image::ColorType::Rgb8)
+        .map_err(|e| e.to_string())?;
+    std::io::Write::flush(&mut w).map_err(|e| e.to_string())?;
+    drop(w);
+    out.commit().map_err(|e| e.to_string())
 }
 
 fn s<E: std::fmt::Display>(e: E) -> String {

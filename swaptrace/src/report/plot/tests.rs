@@ -74,3 +74,35 @@ fn caption_names_the_trace_and_its_knobs() {
         assert!(c.contains(want), "{want} missing from {c}");
     }
 }
+
+/// A chart is written through the output helper: a real PNG in place, and
+/// a symlink at its name is never written through (as root it is refused,
+/// otherwise replaced), so the file it points to keeps its bytes.
+#[test]
+fn charts_are_renamed_into_place_never_through_a_symlink() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let m = Metrics {
+        policy: "cluster".into(),
+        pswpin: 10,
+        ..Metrics::default()
+    };
+    let ok = dir.path().join("policies.png");
+    policies_png(&ok, "caption", std::slice::from_ref(&m)).expect("chart");
+    let bytes = std::fs::read(&ok).expect("png");
+    assert_eq!(&bytes[1..4], b"PNG");
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, b"keep").expect("victim");
+    let link = dir.path().join("link.png");
+    std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+    let r = policies_png(&link, "caption", &[m]);
+    assert_eq!(std::fs::read(&victim).expect("victim"), b"keep");
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        assert!(r.is_err(), "a symlink was written through as root");
+    } else {
+        r.expect("chart over a symlink");
+        assert!(!std::fs::symlink_metadata(&link).expect("link").is_symlink());
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path()).expect("dir").collect();
+    assert_eq!(left.len(), 3, "a temporary file was left behind");
+}
