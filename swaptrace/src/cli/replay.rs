@@ -168,8 +168,8 @@ pub fn run(a: Args) -> Result<()> {
     Ok(())
 }
 
-/// One trace through `family`, streamed: readahead in two passes, the
-/// others loading only the records they read ([`Family::reads`]). The
+/// One trace through `family`, streamed: readahead in two passes, free in
+/// one, the others loading only the records they read ([`Family::reads`]). The
 /// trace as `report` renders it (no records for readahead) and the replay;
 /// the outer error is the trace's (unreadable, or `--strict`).
 pub(super) fn replay_one(
@@ -180,6 +180,22 @@ pub(super) fn replay_one(
 ) -> Result<(Loaded, Result<replay::Replayed, replay::FamilyError>)> {
     if family.name() == "readahead" {
         return streamed(trace, req, progress);
+    }
+    if family.name() == "free" {
+        let (header, end, r) = replay::free::run_stream(super::open_stream(trace)?, req, |s| {
+            let (done, total) = s.position();
+            progress.phase("reading", done, total);
+        });
+        super::warn_problems(trace, end.problems.iter().map(|p| p.to_string()))?;
+        let t = Loaded {
+            header,
+            records: Vec::new(),
+            footer: end.footer,
+            problems: end.problems,
+            skipped: end.skipped,
+            chunks: Vec::new(),
+        };
+        return Ok((t, r.map(replay::Replayed::Free).map_err(Into::into)));
     }
     let t = super::open_stream(trace)?.load_where(
         |r| family.reads(r),

@@ -19,6 +19,7 @@
 //! A trace without free batches (no exact probes) still shows the frees
 //! done by zapping page tables: [`zap_spans`].
 
+mod stream;
 mod zap;
 
 use std::collections::BTreeMap;
@@ -29,7 +30,8 @@ use super::family::{known, ParamInfo, PolicyInfo, ReplayRequest, Uses};
 use crate::trace::{Loaded, Record, SwapEntry};
 use crate::workload::SplitMix64;
 
-pub use zap::{zap_spans, ZapSpan};
+pub use stream::{run_stream, FreeStream};
+pub use zap::{zap_spans, ZapAcc, ZapSpan};
 
 /// `SWAP_BATCH` / `SWAP_SLOTS_CACHE_SIZE`: entries per per-CPU free buffer.
 pub const SWAP_BATCH: usize = 64;
@@ -165,17 +167,6 @@ impl FreeInput {
 
     pub fn entries(&self) -> u64 {
         self.batches.iter().map(|b| b.entries.len() as u64).sum()
-    }
-
-    /// The devices of each task's freed entries, in trace order.
-    fn dev_streams(&self) -> BTreeMap<u32, Vec<u8>> {
-        let mut s: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
-        for b in &self.batches {
-            s.entry(b.tid)
-                .or_default()
-                .extend(b.entries.iter().map(|e| e.dev));
-        }
-        s
     }
 }
 
@@ -336,13 +327,33 @@ fn runs_unsorted(devs: impl IntoIterator<Item = u8>) -> u32 {
     runs
 }
 
-/// Distinct devices: the lock acquisitions once sorted by `swp_entry_cmp`.
-fn distinct(devs: impl IntoIterator<Item = u8>) -> u32 {
-    let mut seen = [0u64; 4];
-    for d in devs {
-        seen[(d >> 6) as usize] |= 1 << (d & 63);
+/// A set of devices: its size is the lock acquisitions of a batch once
+/// sorted by `swp_entry_cmp`.
+#[derive(Clone, Copy, Default)]
+struct DevSet([u64; 4]);
+
+impl DevSet {
+    fn of(devs: impl IntoIterator<Item = u8>) -> DevSet {
+        let mut s = DevSet::default();
+        devs.into_iter().for_each(|d| s.insert(d));
+        s
     }
-    seen.iter().map(|w| w.count_ones()).sum()
+
+    fn insert(&mut self, d: u8) {
+        self.0[(d >> 6) as usize] |= 1 << (d & 63);
+    }
+
+    fn union(&mut self, o: &DevSet) {
+        self.0.iter_mut().zip(o.0).for_each(|(a, b)| *a |= b);
+    }
+
+    fn len(&self) -> u32 {
+        self.0.iter().map(|w| w.count_ones()).sum()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..=u8::MAX).filter(|&d| self.0[(d >> 6) as usize] & (1 << (d & 63)) != 0)
+    }
 }
 
 #[derive(Default)]
@@ -382,73 +393,13 @@ impl Acc {
     }
 }
 
-fn replay_one(input: &FreeInput, policy: FreePolicy, cost: FreeCost) -> FreeMetrics {
-    let mut acc = Acc::default();
-    match policy {
-        FreePolicy::Unsorted | FreePolicy::Sorted => {
-            for b in &input.batches {
-                let devs = || b.entries.iter().map(|e| e.dev);
-                let n = distinct(devs());
-                let runs = if policy == FreePolicy::Sorted {
-                    n
-                } else {
-                    runs_unsorted(devs())
-                };
-                acc.add(b.entries.len(), runs, n > 1);
-            }
-        }
-        FreePolicy::PerDevice => {
-            // free_swap_slot() with one buffer per (CPU, device); a full
-            // buffer is one swapcache_free_entries() call on one device.
-            for devs in input.dev_streams().values() {
-                let mut fill = [0usize; 256];
-                for &d in devs {
-                    let f = &mut fill[d as usize];
-                    *f += 1;
-                    if *f == SWAP_BATCH {
-                        acc.add(SWAP_BATCH, 1, false);
-                        *f = 0;
-                    }
-                }
-                for &f in fill.iter().filter(|&&f| f > 0) {
-                    acc.add(f, 1, false);
-                }
-            }
-        }
-        FreePolicy::PerCluster => {
-            // swap_entries_free()/__swap_cluster_free_entries(): the
-            // cluster's lock once per cluster the batch touches.
-            for b in &input.batches {
-                let mut clusters: Vec<(u8, u64)> = b
-                    .entries
-                    .iter()
-                    .map(|e| (e.dev, e.offset / SWAPFILE_CLUSTER))
-                    .collect();
-                clusters.sort_unstable();
-                clusters.dedup();
-                let devs = distinct(b.entries.iter().map(|e| e.dev));
-                acc.add(b.entries.len(), clusters.len() as u32, devs > 1);
-            }
-        }
-        FreePolicy::Batch(n) => {
-            let n = n.clamp(1, MAX_BATCH) as usize;
-            for devs in input.dev_streams().values() {
-                for chunk in devs.chunks(n) {
-                    let d = distinct(chunk.iter().copied());
-                    acc.add(chunk.len(), d, d > 1);
-                }
-            }
-        }
-    }
-    acc.finish(policy, cost)
-}
-
-/// Replays every policy over the same input.
+/// Replays every policy over the same input, in one pass.
 pub fn replay_free(input: &FreeInput, policies: &[FreePolicy], cost: FreeCost) -> Vec<FreeMetrics> {
-    policies
-        .iter()
-        .map(|&p| replay_one(input, p, cost))
-        .collect()
+    let mut s = FreeStream::of(policies, cost);
+    for b in &input.batches {
+        s.batch(b.tid, b.lat_ns, &b.entries);
+    }
+    s.metrics().1
 }
 
 /// The recorded side: what the tracing kernel did.
@@ -468,35 +419,11 @@ pub struct LiveFree {
 
 impl LiveFree {
     pub fn from_input(input: &FreeInput) -> LiveFree {
-        let mut live = LiveFree {
-            batches: input.batches.len() as u64,
-            entries: input.entries(),
-            ..LiveFree::default()
-        };
-        let mut seen = [false; 256];
+        let mut live = stream::LiveAcc::new();
         for b in &input.batches {
-            for e in &b.entries {
-                seen[e.dev as usize] = true;
-            }
-            live.mixed_batches += (distinct(b.entries.iter().map(|e| e.dev)) > 1) as u64;
+            live.batch(b.lat_ns, &b.entries);
         }
-        live.devices = (0..=u8::MAX).filter(|&d| seen[d as usize]).collect();
-        let Ok(mut h) = hdrhistogram::Histogram::<u64>::new_with_bounds(1, u32::MAX as u64, 3)
-        else {
-            return live;
-        };
-        for b in &input.batches {
-            h.saturating_record(b.lat_ns as u64);
-        }
-        if !h.is_empty() {
-            live.lat_mean_ns = h.mean();
-            live.lat_p50_ns = h.value_at_quantile(0.5);
-            live.lat_p90_ns = h.value_at_quantile(0.9);
-            live.lat_p99_ns = h.value_at_quantile(0.99);
-            live.lat_p999_ns = h.value_at_quantile(0.999);
-            live.lat_max_ns = h.max();
-        }
-        live
+        live.finish()
     }
 }
 
@@ -520,32 +447,12 @@ pub fn reads(r: &Record) -> bool {
 }
 
 /// `replay --family free`: the cost model from `--param`, the policies
-/// asked for (default: [`POLICIES`] marked default), replayed on `t`.
+/// asked for (default: [`POLICIES`] marked default), replayed on `t`
+/// through the same one-pass [`FreeStream`] as [`run_stream`].
 pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<FreeReplay, FreeError> {
-    let cost = FreeCost::from_params(req.params)?;
-    let mut names = req.names(POLICIES);
-    if matches!(req.policies.map(str::trim), None | Some("all"))
-        && recorded_per_cluster(&t.header.kernel_release)
-    {
-        names.push("per-cluster".into());
-    }
-    let policies = names
-        .iter()
-        .map(|n| FreePolicy::from_name(n))
-        .collect::<Result<Vec<_>, _>>()?;
-    let input = match FreeInput::from_loaded(t) {
-        Ok(i) => i,
-        Err(FreeError::NoBatches) => {
-            return Ok(FreeReplay::NoBatches {
-                zaps: zap_spans(&t.records),
-            })
-        }
-        Err(e) => return Err(e),
-    };
-    Ok(FreeReplay::Replayed {
-        live: LiveFree::from_input(&input),
-        metrics: replay_free(&input, &policies, cost),
-    })
+    let mut s = FreeStream::new(&t.header, req)?;
+    s.add(&t.records);
+    Ok(s.finish())
 }
 
 /// Was the trace recorded on a kernel that frees per cluster (6.15+)?

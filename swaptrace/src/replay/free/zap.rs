@@ -34,36 +34,54 @@ impl ZapSpan {
 
 /// Zap spans per address space, in mm order.
 pub fn zap_spans(records: &[Record]) -> Vec<ZapSpan> {
-    let mut by_mm: BTreeMap<u32, (ZapSpan, u64, u64)> = BTreeMap::new();
-    for r in records {
-        if let Record::Zap {
+    let mut z = ZapAcc::default();
+    records.iter().for_each(|r| z.add(r));
+    z.finish()
+}
+
+/// [`zap_spans`] fed a record at a time: per address space its span so far
+/// and the times of its first and last batch.
+#[derive(Default)]
+pub struct ZapAcc {
+    by_mm: BTreeMap<u32, (ZapSpan, u64, u64)>,
+}
+
+impl ZapAcc {
+    /// Takes `r` if it is a zap.
+    pub fn add(&mut self, r: &Record) {
+        let Record::Zap {
             ts,
             mm,
             swap_ents,
             exiting,
             ..
         } = *r
-        {
-            let (s, first, last) = by_mm.entry(mm).or_insert_with(|| {
-                (
-                    ZapSpan {
-                        mm,
-                        first_left: swap_ents,
-                        ..ZapSpan::default()
-                    },
-                    ts,
-                    ts,
-                )
-            });
-            if s.batches > 0 {
-                s.intervals_us.push(ts.saturating_sub(*last) / 1000);
-            }
-            s.batches += 1;
-            s.exiting += exiting as u64;
-            s.last_left = swap_ents.or(s.last_left);
-            *last = ts;
-            s.span_ns = ts.saturating_sub(*first);
+        else {
+            return;
+        };
+        let (s, first, last) = self.by_mm.entry(mm).or_insert_with(|| {
+            (
+                ZapSpan {
+                    mm,
+                    first_left: swap_ents,
+                    ..ZapSpan::default()
+                },
+                ts,
+                ts,
+            )
+        });
+        if s.batches > 0 {
+            s.intervals_us.push(ts.saturating_sub(*last) / 1000);
         }
+        s.batches += 1;
+        s.exiting += exiting as u64;
+        s.last_left = swap_ents.or(s.last_left);
+        *last = ts;
+        s.span_ns = ts.saturating_sub(*first);
     }
-    by_mm.into_values().map(|(s, _, _)| s).collect()
+
+    /// The spans, in mm order.
+    pub fn finish(self) -> Vec<ZapSpan> {
+        self.by_mm.into_values().map(|(s, _, _)| s).collect()
+    }
 }
