@@ -109,6 +109,15 @@ impl Replayer {
         }
     }
 
+    /// Tasks whose fill state is kept.
+    fn held(&self) -> usize {
+        match &self.state {
+            State::PerBatch(_) => 0,
+            State::PerDevice(t) => t.len(),
+            State::Batch(_, t) => t.len(),
+        }
+    }
+
     /// The metrics, once the buffers left partly filled are flushed.
     pub(super) fn finish(mut self, cost: FreeCost) -> FreeMetrics {
         let acc = &mut self.acc;
@@ -234,6 +243,17 @@ impl FreeStream {
                 _ => {}
             }
         }
+    }
+
+    /// Free batches replayed so far.
+    pub fn batches(&self) -> u64 {
+        self.live.batches
+    }
+
+    /// The per-task fill states kept, over every policy: what grows with
+    /// the trace's tasks (never with its batches).
+    pub fn held(&self) -> usize {
+        self.replayers.iter().map(Replayer::held).sum()
     }
 
     pub(super) fn batch(&mut self, tid: u32, lat_ns: u32, entries: &[SwapEntry]) {
