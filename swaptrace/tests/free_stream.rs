@@ -4,7 +4,8 @@
 //! memory does not grow with the batches.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 use swaptrace::replay::free::{
     run, run_stream, zap_spans, FreeCost, FreeInput, FreeMetrics, FreePolicy, FreeReplay,
     FreeStream, LiveFree, SWAPFILE_CLUSTER, SWAP_BATCH,
@@ -16,7 +17,7 @@ use swaptrace::trace::{
 };
 
 /// The tests run one at a time: the memory test measures this process's RSS.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 const POLICIES: &str = "unsorted,sorted,per-device,per-cluster,batch:64,batch:7,batch:1,batch:4096";
 
@@ -25,6 +26,14 @@ fn next(x: &mut u64) -> u64 {
     *x ^= *x >> 7;
     *x ^= *x << 17;
     *x
+}
+
+/// This test's turn, a directory and a trace path in it.
+fn scratch(name: &str) -> (MutexGuard<'static, ()>, tempfile::TempDir, PathBuf) {
+    let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(format!("{name}.swt"));
+    (one, dir, path)
 }
 
 fn writer(path: &Path) -> TraceWriter {
@@ -196,9 +205,7 @@ fn req(policies: &str) -> ReplayRequest<'_> {
 
 #[test]
 fn a_streamed_free_replay_equals_the_whole_trace_reference() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("free.swt");
+    let (_one, _dir, path) = scratch("free");
     free_trace(&path, 20_000, 777);
     let req = req(POLICIES);
 
@@ -232,9 +239,7 @@ fn a_streamed_free_replay_equals_the_whole_trace_reference() {
 
 #[test]
 fn a_trace_without_free_batches_streams_its_zap_spans() {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("zap.swt");
+    let (_one, _dir, path) = scratch("zap");
     let mut w = writer(&path);
     for i in 0..30_000u64 {
         w.push(&Record::Zap {
@@ -273,9 +278,7 @@ fn rss() -> u64 {
 fn a_free_trace_of_many_chunks_replays_without_holding_its_batches() {
     const N: u64 = 1_000_000;
     const TASKS: u32 = 4;
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().expect("tempdir");
-    let path = dir.path().join("big.swt");
+    let (_one, _dir, path) = scratch("big");
     let mut w = writer(&path);
     for i in 0..N {
         w.push(&Record::FreeBatch {

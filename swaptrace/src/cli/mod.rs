@@ -151,15 +151,7 @@ fn stream_each<S>(
     drop(progress);
     let end = s.finish();
     warn_problems(path, end.problems.iter().map(|p| p.to_string()))?;
-    let t = Loaded {
-        header,
-        records: Vec::new(),
-        footer: end.footer,
-        problems: end.problems,
-        skipped: end.skipped,
-        chunks: Vec::new(),
-    };
-    Ok((t, state))
+    Ok((end.into_loaded(header, Vec::new()), state))
 }
 
 /// Warns on stderr about each problem; with `--strict`, any is an error.

@@ -187,14 +187,7 @@ pub(super) fn replay_one(
             progress.phase("reading", done, total);
         });
         super::warn_problems(trace, end.problems.iter().map(|p| p.to_string()))?;
-        let t = Loaded {
-            header,
-            records: Vec::new(),
-            footer: end.footer,
-            problems: end.problems,
-            skipped: end.skipped,
-            chunks: Vec::new(),
-        };
+        let t = end.into_loaded(header, Vec::new());
         return Ok((t, r.map(replay::Replayed::Free).map_err(Into::into)));
     }
     let t = super::open_stream(trace)?.load_where(

@@ -36,6 +36,20 @@ pub struct StreamEnd {
     pub records: u64,
 }
 
+impl StreamEnd {
+    /// The trace as read, with `records` (those kept, if any).
+    pub fn into_loaded(self, header: Header, records: Vec<Record>) -> Loaded {
+        Loaded {
+            header,
+            records,
+            footer: self.footer,
+            problems: self.problems,
+            skipped: self.skipped,
+            chunks: Vec::new(),
+        }
+    }
+}
+
 impl TraceStream {
     /// Fails as [`read_trace`](super::read_trace) does: the file cannot be
     /// opened, is not a trace, or has an unknown version.
@@ -133,15 +147,7 @@ impl TraceStream {
             each(&self);
         }
         let header = self.header.clone();
-        let end = self.finish();
-        Loaded {
-            header,
-            records,
-            footer: end.footer,
-            problems: end.problems,
-            skipped: end.skipped,
-            chunks: Vec::new(),
-        }
+        self.finish().into_loaded(header, records)
     }
 }
 
