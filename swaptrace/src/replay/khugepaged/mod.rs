@@ -46,7 +46,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::family::{known, ParamInfo, PolicyInfo, ReplayRequest, Uses};
-use crate::trace::{Footprint, Loaded, Record};
+use crate::trace::{Footprint, Loaded, Record, TraceStream};
 
 pub use input::{
     default_status_names, KhpInput, KhpKernel, KhpScan, KhpSleep, KhpStall, ScanClass,
@@ -84,7 +84,19 @@ pub enum KhpError {
     BadPolicyParam(String),
     #[error("bad khugepaged parameter `{0}`: {1}")]
     BadParam(String, String),
+    #[error(
+        "the trace has more than {0} khugepaged records (scans, swap-ins, collapses, \
+         reclaim, lost): the khugepaged replay sorts them in memory and stops there; \
+         replay a shorter recording"
+    )]
+    TooManyRecords(usize),
 }
+
+/// The most records [`run_stream`] holds: the replay sorts its input by
+/// time ([`KhpInput::from_records`]), so it is held whole, and a trace with
+/// more is refused. khugepaged at its default pace (4096 pages per 10 s)
+/// writes a few hundred scans an hour.
+pub const RECORDS_MAX: usize = 1 << 21;
 
 /// The policies of `--family khugepaged`, oldest first; the default set
 /// is the four kernel rules and the limit alone at 512.
@@ -523,6 +535,30 @@ pub struct KhpReplay {
     pub metrics: Vec<KhpMetrics>,
     /// The footer's smaps_rollup samples (none without a footer).
     pub footprint: Vec<Footprint>,
+}
+
+/// [`run`] on a stream, holding only the records it reads, at most
+/// `max` of them ([`RECORDS_MAX`]); `each` sees the stream after every
+/// batch (progress).
+pub fn run_stream(
+    mut s: TraceStream,
+    req: &ReplayRequest,
+    max: usize,
+    mut each: impl FnMut(&TraceStream),
+) -> (Loaded, Result<KhpReplay, KhpError>) {
+    let header = s.header().clone();
+    let mut kept = Vec::new();
+    while let Some(batch) = s.next_batch() {
+        kept.extend(batch.into_iter().filter(reads));
+        each(&s);
+        if kept.len() > max {
+            let t = s.finish().into_loaded(header, Vec::new());
+            return (t, Err(KhpError::TooManyRecords(max)));
+        }
+    }
+    let t = s.finish().into_loaded(header, kept);
+    let r = run(&t, req);
+    (t, r)
 }
 
 /// The records [`run`] reads ([`KhpInput::from_records`]).

@@ -465,3 +465,31 @@ fn run_parses_params_and_policies() {
         Err(KhpError::NoScans)
     );
 }
+
+/// The streamed run holds only what it reads and replays as the whole
+/// trace does; past its record limit it refuses, naming the limit.
+#[test]
+fn run_stream_replays_as_the_whole_trace_and_refuses_past_its_limit() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/khugepaged.swt");
+    let whole = crate::trace::read_trace(&path).expect("trace");
+    let req = ReplayRequest {
+        policies: Some("all"),
+        params: &[],
+        memory_pages: None,
+        device: None,
+    };
+    let open = || TraceStream::open(&path).expect("trace");
+    let (t, r) = run_stream(open(), &req, RECORDS_MAX, |_| {});
+    assert!(t.records.len() < whole.records.len());
+    assert!(t.records.iter().all(reads));
+    assert_eq!(t.footer, whole.footer);
+    assert_eq!(
+        r.expect("replay"),
+        super::run(&whole, &req).expect("replay")
+    );
+    let n = t.records.len();
+    let (t, r) = run_stream(open(), &req, n - 1, |_| {});
+    assert!(matches!(r, Err(KhpError::TooManyRecords(m)) if m == n - 1));
+    assert!(t.records.is_empty());
+    assert_eq!(t.footer, whole.footer);
+}
