@@ -181,6 +181,9 @@ pub(super) fn replay_one(
     if family.name() == "readahead" {
         return streamed(trace, req, progress);
     }
+    if family.name() == "zswap" {
+        return zswap_streamed(trace, req, progress);
+    }
     let t = super::open_stream(trace)?.load_where(
         |r| family.reads(r),
         |s| {
@@ -207,13 +210,33 @@ fn streamed(
         .replay(req, super::open_stream(trace)?, &mut show)
         .map(replay::Replayed::Readahead)
         .map_err(Into::into);
-    let t = Loaded {
-        header: scanned.header,
+    Ok((without_records(scanned.header, scanned.end), r))
+}
+
+/// The zswap family streamed (two passes, bounded memory), as [`streamed`].
+fn zswap_streamed(
+    trace: &Path,
+    req: &ReplayRequest,
+    progress: &mut super::progress::Progress,
+) -> Result<(Loaded, Result<replay::Replayed, replay::FamilyError>)> {
+    let mut show = |phase, done, total| progress.phase(phase, done, total);
+    let scanned = replay::zswap::scan(super::open_stream(trace)?, &mut show);
+    super::warn_problems(trace, scanned.end.problems.iter().map(|p| p.to_string()))?;
+    let r = scanned
+        .replay(req, super::open_stream(trace)?, &mut show)
+        .map(replay::Replayed::Zswap)
+        .map_err(Into::into);
+    Ok((without_records(scanned.header, scanned.end), r))
+}
+
+/// A scanned trace as `report` renders it: header and footer, no records.
+fn without_records(header: swaptrace::trace::Header, end: swaptrace::trace::StreamEnd) -> Loaded {
+    Loaded {
+        header,
         records: Vec::new(),
-        footer: scanned.end.footer,
+        footer: end.footer,
         problems: Vec::new(),
-        skipped: scanned.end.skipped,
+        skipped: end.skipped,
         chunks: Vec::new(),
-    };
-    Ok((t, r))
+    }
 }
