@@ -168,8 +168,10 @@ pub fn run(a: Args) -> Result<()> {
     Ok(())
 }
 
-/// One trace through `family`, streamed: readahead in two passes, free in
-/// one, the others loading only the records they read ([`Family::reads`]). The
+/// One trace through `family`, streamed: readahead and zswap in two passes,
+/// free in one, khugepaged holding only the records it reads (at most
+/// `RECORDS_MAX`; it sorts them), any other family loading the records it
+/// reads ([`Family::reads`]). The
 /// trace as `report` renders it (no records for readahead) and the replay;
 /// the outer error is the trace's (unreadable, or `--strict`).
 pub(super) fn replay_one(
@@ -178,25 +180,29 @@ pub(super) fn replay_one(
     req: &ReplayRequest,
     progress: &mut super::progress::Progress,
 ) -> Result<(Loaded, Result<replay::Replayed, replay::FamilyError>)> {
-    if family.name() == "readahead" {
-        return streamed(trace, req, progress);
+    let show = |s: &swaptrace::trace::TraceStream| {
+        let (done, total) = s.position();
+        progress.phase("reading", done, total);
+    };
+    match family.name() {
+        "readahead" => return streamed(trace, req, progress),
+        "zswap" => return zswap_streamed(trace, req, progress),
+        "free" => {
+            let (header, end, r) = replay::free::run_stream(super::open_stream(trace)?, req, show);
+            super::warn_problems(trace, end.problems.iter().map(|p| p.to_string()))?;
+            let t = end.into_loaded(header, Vec::new());
+            return Ok((t, r.map(replay::Replayed::Free).map_err(Into::into)));
+        }
+        "khugepaged" => {
+            let s = super::open_stream(trace)?;
+            let max = replay::khugepaged::RECORDS_MAX;
+            let (t, r) = replay::khugepaged::run_stream(s, req, max, show);
+            super::warn_problems(trace, t.problems.iter().map(|p| p.to_string()))?;
+            return Ok((t, r.map(replay::Replayed::Khugepaged).map_err(Into::into)));
+        }
+        _ => {}
     }
-    if family.name() == "free" {
-        let (header, end, r) = replay::free::run_stream(super::open_stream(trace)?, req, |s| {
-            let (done, total) = s.position();
-            progress.phase("reading", done, total);
-        });
-        super::warn_problems(trace, end.problems.iter().map(|p| p.to_string()))?;
-        let t = end.into_loaded(header, Vec::new());
-        return Ok((t, r.map(replay::Replayed::Free).map_err(Into::into)));
-    }
-    let t = super::open_stream(trace)?.load_where(
-        |r| family.reads(r),
-        |s| {
-            let (done, total) = s.position();
-            progress.phase("reading", done, total);
-        },
-    );
+    let t = super::open_stream(trace)?.load_where(|r| family.reads(r), show);
     super::warn_problems(trace, t.problems.iter().map(|p| p.to_string()))?;
     let r = family.run(&t, req);
     Ok((t, r))
@@ -216,13 +222,21 @@ fn streamed(
         .replay(req, super::open_stream(trace)?, &mut show)
         .map(replay::Replayed::Readahead)
         .map_err(Into::into);
-    let t = Loaded {
-        header: scanned.header,
-        records: Vec::new(),
-        footer: scanned.end.footer,
-        problems: Vec::new(),
-        skipped: scanned.end.skipped,
-        chunks: Vec::new(),
-    };
-    Ok((t, r))
+    Ok((scanned.end.into_loaded(scanned.header, Vec::new()), r))
+}
+
+/// The zswap family streamed (two passes, bounded memory), as [`streamed`].
+fn zswap_streamed(
+    trace: &Path,
+    req: &ReplayRequest,
+    progress: &mut super::progress::Progress,
+) -> Result<(Loaded, Result<replay::Replayed, replay::FamilyError>)> {
+    let mut show = |phase, done, total| progress.phase(phase, done, total);
+    let scanned = replay::zswap::scan(super::open_stream(trace)?, &mut show);
+    super::warn_problems(trace, scanned.end.problems.iter().map(|p| p.to_string()))?;
+    let r = scanned
+        .replay(req, super::open_stream(trace)?, &mut show)
+        .map(replay::Replayed::Zswap)
+        .map_err(Into::into);
+    Ok((scanned.end.into_loaded(scanned.header, Vec::new()), r))
 }

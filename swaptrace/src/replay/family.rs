@@ -3,6 +3,10 @@
 //! `--param` grammar, the generic options it reads, and a run that returns
 //! the data `report/` renders.
 
+/// How far a streamed replay has got, for progress: the pass (`scanning`,
+/// then `replaying`) and the bytes read of the trace.
+pub type Progress<'p> = &'p mut dyn FnMut(&'static str, u64, u64);
+
 /// A policy as `--policy` names it.
 #[derive(Clone, Copy, Debug, serde::Serialize)]
 pub struct PolicyInfo {

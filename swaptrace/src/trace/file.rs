@@ -250,9 +250,7 @@ impl Loaded {
     /// A /proc/vmstat counter's change over the recording (end - start),
     /// when the header and the footer both have it.
     pub fn vmstat_delta(&self, counter: &str) -> Option<i64> {
-        let a = *self.header.vmstat_start.get(counter)? as i64;
-        let b = *self.footer.as_ref()?.vmstat_end.get(counter)? as i64;
-        Some(b - a)
+        self.header.vmstat_delta(self.footer.as_ref(), counter)
     }
 }
 

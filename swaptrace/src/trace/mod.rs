@@ -436,6 +436,14 @@ pub fn utc(unix_ns: u64) -> String {
 }
 
 impl Header {
+    /// A /proc/vmstat counter's change from this header to `footer` (end -
+    /// start), when both have it.
+    pub fn vmstat_delta(&self, footer: Option<&Footer>, counter: &str) -> Option<i64> {
+        let a = *self.vmstat_start.get(counter)? as i64;
+        let b = *footer?.vmstat_end.get(counter)? as i64;
+        Some(b - a)
+    }
+
     /// The name of the recording's host: the header's hostname, else the
     /// trace's file name without its extension (a fleet names its files
     /// after its hosts).

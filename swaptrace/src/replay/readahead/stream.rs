@@ -149,9 +149,7 @@ impl<'a> Sorter<'a> {
     }
 }
 
-/// How far a streamed replay has got, for progress: the pass (`scanning`,
-/// then `replaying`) and the bytes read of the trace.
-pub type Progress<'p> = &'p mut dyn FnMut(&'static str, u64, u64);
+pub use crate::replay::family::Progress;
 
 /// A trace's first pass: its header, what the reader found (footer,
 /// problems), and what the replay needs of the whole trace.

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::ZswapError;
-use crate::trace::{Loaded, OutKind, Record, SwapEntry, MAX_FOLIO_PAGES};
+use crate::trace::{Footer, Header, Loaded, OutKind, Record, SwapEntry, MAX_FOLIO_PAGES};
 
 /// Where the recording kernel found a swapped-in page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -113,167 +113,246 @@ pub struct ZswapInput {
 impl ZswapInput {
     /// Events from `records`; `page_size` 0 is taken as 4096.
     pub fn from_records(records: &[Record], page_size: u64) -> Result<ZswapInput, ZswapError> {
-        let mut input = ZswapInput {
-            page_size: if page_size == 0 { 4096 } else { page_size },
-            ..ZswapInput::default()
-        };
-        let live = &mut input.live;
-        let mut distinct: HashSet<SwapEntry> = HashSet::new();
-        let mut windows: HashMap<SwapEntry, u32> = HashMap::new();
-        let (mut t_min, mut t_max) = (u64::MAX, 0u64);
+        let mut b = EventBuilder::new(page_size, true);
+        let mut events = Vec::new();
         for r in records {
-            match r {
-                Record::SwapOut {
-                    ts, entry, nr, how, ..
-                } => {
-                    // nr 0 as 1; at most a PMD folio of 64 KiB pages.
-                    let nr = (*nr).max(1) as u64;
-                    let last = entry.offset.checked_add(nr - 1).map(|offset| SwapEntry {
-                        dev: entry.dev,
-                        offset,
-                    });
-                    if nr > MAX_FOLIO_PAGES as u64 || !last.is_some_and(|l| l.plausible()) {
-                        input.bad_records += 1;
-                        continue;
-                    }
-                    live.swap_outs += nr;
-                    *match how {
-                        OutKind::Zswap => &mut live.zswap_stores,
-                        OutKind::Io => &mut live.disk_swap_outs,
-                        OutKind::Zero => &mut live.zero_swap_outs,
-                        OutKind::Unknown => &mut live.unknown_swap_outs,
-                    } += nr;
-                    for i in 0..nr {
-                        let e = SwapEntry {
-                            dev: entry.dev,
-                            offset: entry.offset + i,
-                        };
-                        distinct.insert(e);
-                        input.events.push(ZswapEvent::Out {
-                            ts: *ts,
-                            entry: e,
-                            how: *how,
-                        });
-                    }
-                }
-                Record::SwapFault {
-                    ts,
-                    entry,
-                    major,
-                    pages_read,
-                    zero_reads,
-                    zswap_loads,
-                    ..
-                } => {
-                    live.swap_faults += 1;
-                    live.zswap_loads += *zswap_loads as u64;
-                    live.disk_pages_read += *pages_read as u64;
-                    if *pages_read > 0 && *zswap_loads == 0 {
-                        live.disk_swapins += 1;
-                    }
-                    let no_reads = *pages_read == 0 && *zero_reads == 0 && *zswap_loads == 0;
-                    if !*major && no_reads {
-                        live.cache_hits += 1;
-                    }
-                    let Some(entry) = *entry else {
-                        live.faults_without_entry += 1;
-                        continue;
-                    };
-                    if !entry.plausible() {
-                        input.bad_records += 1;
-                        continue;
-                    }
-                    // The window: recorded by the exact probes, else the
-                    // pages this fault read, rounded up to a power of two.
-                    let reads = pages_read + zero_reads + zswap_loads;
-                    let window = windows
-                        .remove(&entry)
-                        .unwrap_or_else(|| reads.max(1).next_power_of_two());
-                    input.events.push(if !*major && no_reads {
-                        ZswapEvent::CacheHit { ts: *ts, entry }
-                    } else {
-                        let live = if *zswap_loads > 0 {
-                            LiveIn::Zswap
-                        } else if *pages_read > 0 {
-                            LiveIn::Disk
-                        } else if *zero_reads > 0 {
-                            LiveIn::Zero
-                        } else {
-                            LiveIn::Other
-                        };
-                        ZswapEvent::In {
-                            ts: *ts,
-                            entry,
-                            live,
-                            window,
-                        }
-                    });
-                }
-                Record::RaWindow { entry, window, .. } => {
-                    windows.insert(*entry, *window);
-                }
-                Record::Reclaim { ts, begin, .. } => {
-                    if *begin {
-                        live.reclaim_episodes += 1;
-                        input.has_reclaim = true;
-                    }
-                    input.events.push(ZswapEvent::Reclaim {
-                        ts: *ts,
-                        begin: *begin,
-                    });
-                }
-                Record::ZswapWriteback { ts, nr, .. } => {
-                    live.writebacks += *nr as u64;
-                    (t_min, t_max) = (t_min.min(*ts), t_max.max(*ts));
-                }
-                Record::ZswapOp { ts, load, ok, .. } => {
-                    live.zswap_ops += 1;
-                    *match (*load, *ok) {
-                        (false, true) => &mut live.store_ok,
-                        (false, false) => &mut live.store_rejected,
-                        (true, true) => &mut live.load_found,
-                        (true, false) => &mut live.load_missed,
-                    } += 1;
-                    (t_min, t_max) = (t_min.min(*ts), t_max.max(*ts));
-                }
-                Record::Lost { count, .. } => live.lost += count,
-                _ => {}
-            }
+            b.convert(r, &mut events);
         }
-        for e in &input.events {
-            (t_min, t_max) = (t_min.min(e.ts()), t_max.max(e.ts()));
-        }
-        if t_max > t_min {
-            input.live.duration_s = (t_max - t_min) as f64 / 1e9;
-        }
-        input.distinct_out_pages = distinct.len() as u64;
-        if input.distinct_out_pages == 0 {
+        let distinct_out_pages = b.distinct_out_pages();
+        if distinct_out_pages == 0 {
             return Err(ZswapError::NothingToReplay);
         }
-        Ok(input)
+        Ok(ZswapInput {
+            events,
+            page_size: b.page_size,
+            memory_pages: None,
+            distinct_out_pages,
+            has_reclaim: b.has_reclaim,
+            bad_records: b.bad_records,
+            live: b.live(),
+        })
     }
 
     /// Events of a loaded trace, with its memory figure and vmstat deltas.
     pub fn from_loaded(t: &Loaded) -> Result<ZswapInput, ZswapError> {
         let mut input = ZswapInput::from_records(&t.records, t.header.page_size)?;
-        let h = &t.header;
-        // `zswap_max_pages()`: max_pool_percent of all of RAM
-        // (`totalram_pages()`), whatever the cgroup's limit.
-        if h.mem_total_kib > 0 {
-            input.memory_pages = Some(h.mem_total_kib * 1024 / h.page_size.max(1));
-        }
-        let d = |k: &str| t.vmstat_delta(k).map(|d| d.max(0) as u64);
-        let live = &mut input.live;
-        live.zswpout = d("zswpout");
-        live.zswpin = d("zswpin");
-        live.zswpwb = d("zswpwb");
-        live.pswpin = d("pswpin");
-        live.pswpout = d("pswpout");
+        input.memory_pages = recorded(&t.header, t.footer.as_ref(), &mut input.live);
         Ok(input)
     }
 
     /// Pages of memory the pool limit is a percentage of.
     pub fn memory_figure(&self) -> u64 {
         self.memory_pages.unwrap_or(self.distinct_out_pages)
+    }
+}
+
+/// The memory figure of a recording (None: unknown), and its vmstat
+/// deltas put in `live`.
+pub(super) fn recorded(h: &Header, f: Option<&Footer>, live: &mut ZswapLive) -> Option<u64> {
+    let d = |k: &str| h.vmstat_delta(f, k).map(|d| d.max(0) as u64);
+    live.zswpout = d("zswpout");
+    live.zswpin = d("zswpin");
+    live.zswpwb = d("zswpwb");
+    live.pswpin = d("pswpin");
+    live.pswpout = d("pswpout");
+    // `zswap_max_pages()`: max_pool_percent of all of RAM
+    // (`totalram_pages()`), whatever the cgroup's limit.
+    (h.mem_total_kib > 0).then(|| h.mem_total_kib * 1024 / h.page_size.max(1))
+}
+
+/// Records to events, one record at a time: the one conversion of
+/// [`ZswapInput::from_records`] and of the streamed replay, with the live
+/// counts and what the replay needs of the whole trace.
+pub(super) struct EventBuilder {
+    page_size: u64,
+    live: ZswapLive,
+    pub(super) bad_records: u64,
+    pub(super) has_reclaim: bool,
+    /// Distinct entries swapped out; None: not kept (the memory figure is known).
+    distinct: Option<HashSet<SwapEntry>>,
+    /// Readahead windows recorded for a fault still to come.
+    windows: HashMap<SwapEntry, u32>,
+    /// Earliest and latest time of writebacks and zswap ops, and of events.
+    others: (u64, u64),
+    events: (u64, u64),
+}
+
+/// `e` onto `out`, its time into `span`.
+fn emit(span: &mut (u64, u64), out: &mut Vec<ZswapEvent>, e: ZswapEvent) {
+    *span = (span.0.min(e.ts()), span.1.max(e.ts()));
+    out.push(e);
+}
+
+impl EventBuilder {
+    /// `page_size` 0 is taken as 4096; `distinct`: count distinct entries.
+    pub(super) fn new(page_size: u64, distinct: bool) -> EventBuilder {
+        EventBuilder {
+            page_size: if page_size == 0 { 4096 } else { page_size },
+            live: ZswapLive::default(),
+            bad_records: 0,
+            has_reclaim: false,
+            distinct: distinct.then(HashSet::new),
+            windows: HashMap::new(),
+            others: (u64::MAX, 0),
+            events: (u64::MAX, 0),
+        }
+    }
+
+    /// Distinct entries swapped out (0 when not kept).
+    pub(super) fn distinct_out_pages(&self) -> u64 {
+        self.distinct.as_ref().map_or(0, |d| d.len() as u64)
+    }
+
+    /// Whether a swap-out was replayable: [`ZswapError::NothingToReplay`] if not.
+    pub(super) fn has_swap_outs(&self) -> bool {
+        self.live.swap_outs > 0
+    }
+
+    /// The earliest and latest event (0, 0 without events).
+    pub(super) fn span(&self) -> (u64, u64) {
+        if self.events.0 > self.events.1 {
+            (0, 0)
+        } else {
+            self.events
+        }
+    }
+
+    /// The live counts so far, with the duration they span.
+    pub(super) fn live(&self) -> ZswapLive {
+        let mut live = self.live.clone();
+        let t_min = self.others.0.min(self.events.0);
+        let t_max = self.others.1.max(self.events.1);
+        if t_max > t_min {
+            live.duration_s = (t_max - t_min) as f64 / 1e9;
+        }
+        live
+    }
+
+    /// One record: its events onto `out` (at most [`MAX_FOLIO_PAGES`]).
+    pub(super) fn convert(&mut self, r: &Record, out: &mut Vec<ZswapEvent>) {
+        let live = &mut self.live;
+        match r {
+            Record::SwapOut {
+                ts, entry, nr, how, ..
+            } => {
+                // nr 0 as 1; at most a PMD folio of 64 KiB pages.
+                let nr = (*nr).max(1) as u64;
+                let last = entry.offset.checked_add(nr - 1).map(|offset| SwapEntry {
+                    dev: entry.dev,
+                    offset,
+                });
+                if nr > MAX_FOLIO_PAGES as u64 || !last.is_some_and(|l| l.plausible()) {
+                    self.bad_records += 1;
+                    return;
+                }
+                live.swap_outs += nr;
+                *match how {
+                    OutKind::Zswap => &mut live.zswap_stores,
+                    OutKind::Io => &mut live.disk_swap_outs,
+                    OutKind::Zero => &mut live.zero_swap_outs,
+                    OutKind::Unknown => &mut live.unknown_swap_outs,
+                } += nr;
+                for i in 0..nr {
+                    let e = SwapEntry {
+                        dev: entry.dev,
+                        offset: entry.offset + i,
+                    };
+                    if let Some(d) = &mut self.distinct {
+                        d.insert(e);
+                    }
+                    let ev = ZswapEvent::Out {
+                        ts: *ts,
+                        entry: e,
+                        how: *how,
+                    };
+                    emit(&mut self.events, out, ev);
+                }
+            }
+            Record::SwapFault {
+                ts,
+                entry,
+                major,
+                pages_read,
+                zero_reads,
+                zswap_loads,
+                ..
+            } => {
+                live.swap_faults += 1;
+                live.zswap_loads += *zswap_loads as u64;
+                live.disk_pages_read += *pages_read as u64;
+                if *pages_read > 0 && *zswap_loads == 0 {
+                    live.disk_swapins += 1;
+                }
+                let no_reads = *pages_read == 0 && *zero_reads == 0 && *zswap_loads == 0;
+                if !*major && no_reads {
+                    live.cache_hits += 1;
+                }
+                let Some(entry) = *entry else {
+                    live.faults_without_entry += 1;
+                    return;
+                };
+                if !entry.plausible() {
+                    self.bad_records += 1;
+                    return;
+                }
+                // The window: recorded by the exact probes, else the
+                // pages this fault read, rounded up to a power of two.
+                let reads = pages_read + zero_reads + zswap_loads;
+                let window = self
+                    .windows
+                    .remove(&entry)
+                    .unwrap_or_else(|| reads.max(1).next_power_of_two());
+                let ev = if !*major && no_reads {
+                    ZswapEvent::CacheHit { ts: *ts, entry }
+                } else {
+                    let live = if *zswap_loads > 0 {
+                        LiveIn::Zswap
+                    } else if *pages_read > 0 {
+                        LiveIn::Disk
+                    } else if *zero_reads > 0 {
+                        LiveIn::Zero
+                    } else {
+                        LiveIn::Other
+                    };
+                    ZswapEvent::In {
+                        ts: *ts,
+                        entry,
+                        live,
+                        window,
+                    }
+                };
+                emit(&mut self.events, out, ev);
+            }
+            Record::RaWindow { entry, window, .. } => {
+                self.windows.insert(*entry, *window);
+            }
+            Record::Reclaim { ts, begin, .. } => {
+                if *begin {
+                    live.reclaim_episodes += 1;
+                    self.has_reclaim = true;
+                }
+                let ev = ZswapEvent::Reclaim {
+                    ts: *ts,
+                    begin: *begin,
+                };
+                emit(&mut self.events, out, ev);
+            }
+            Record::ZswapWriteback { ts, nr, .. } => {
+                live.writebacks += *nr as u64;
+                self.others = (self.others.0.min(*ts), self.others.1.max(*ts));
+            }
+            Record::ZswapOp { ts, load, ok, .. } => {
+                live.zswap_ops += 1;
+                *match (*load, *ok) {
+                    (false, true) => &mut live.store_ok,
+                    (false, false) => &mut live.store_rejected,
+                    (true, true) => &mut live.load_found,
+                    (true, false) => &mut live.load_missed,
+                } += 1;
+                self.others = (self.others.0.min(*ts), self.others.1.max(*ts));
+            }
+            Record::Lost { count, .. } => live.lost += count,
+            _ => {}
+        }
     }
 }

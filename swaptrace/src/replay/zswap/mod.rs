@@ -31,15 +31,19 @@
 
 mod input;
 mod sim;
+mod stream;
 #[cfg(test)]
 mod synth;
 
 use serde::Serialize;
+use std::sync::mpsc::sync_channel;
+use std::sync::Arc;
 
 use super::family::{known, ParamInfo, PolicyInfo, ReplayRequest, Uses};
-use crate::trace::{Loaded, Record};
+use crate::trace::{Footer, Header, Loaded, Record};
 
 pub use input::{LiveIn, ZswapEvent, ZswapInput, ZswapLive};
+pub use stream::{run_streamed, scan, ZswapScanned};
 #[cfg(test)]
 pub(crate) use synth::synth_zswap;
 
@@ -249,19 +253,21 @@ impl ZswapParams {
     /// max_pool_percent and accept_threshold_percent (header) and the
     /// compression ratio the pool had at its fullest (footer samples).
     pub fn from_trace(t: &Loaded) -> ZswapParams {
+        ZswapParams::recorded(&t.header, t.footer.as_ref())
+    }
+
+    /// [`from_trace`](Self::from_trace) of a header and footer.
+    pub fn recorded(h: &Header, footer: Option<&Footer>) -> ZswapParams {
         let mut p = ZswapParams::default();
         for (knob, key) in [
             ("max_pool_percent", "max-pool-percent"),
             ("accept_threshold_percent", "accept-threshold"),
         ] {
-            if let Some(v) = t.header.zswap.get(knob) {
+            if let Some(v) = h.zswap.get(knob) {
                 let _ = p.set(&format!("{key}={v}"));
             }
         }
-        let fullest = t
-            .footer
-            .as_ref()
-            .and_then(|f| f.zswap_pool.iter().max_by_key(|s| s.stored_kib));
+        let fullest = footer.and_then(|f| f.zswap_pool.iter().max_by_key(|s| s.stored_kib));
         if let Some(s) = fullest.filter(|s| s.pool_kib > 0) {
             p.compression_ratio = (s.stored_kib as f64 / s.pool_kib as f64).clamp(1.0, 1000.0);
         }
@@ -310,8 +316,13 @@ impl ZswapParams {
 
     /// Pool limit in pages (`zswap_max_pages()`).
     pub fn pool_limit_pages(&self, input: &ZswapInput) -> u64 {
+        self.pool_limit_for(input.memory_figure())
+    }
+
+    /// Pool limit in pages for a memory figure of `memory_pages`.
+    pub fn pool_limit_for(&self, memory_pages: u64) -> u64 {
         self.pool_pages.unwrap_or_else(|| {
-            (input.memory_figure() as u128 * self.max_pool_percent.min(100) as u128 / 100) as u64
+            (memory_pages as u128 * self.max_pool_percent.min(100) as u128 / 100) as u64
         })
     }
 }
@@ -382,12 +393,43 @@ fn par_map<T: Send>(
     policies: &[ZswapPolicy],
     f: impl Fn(ZswapPolicy) -> T + Sync,
 ) -> Result<Vec<T>, ZswapError> {
+    fan_out(policies, |pol, _| f(pol), |_| {})
+}
+
+/// Batches of events queued to each policy thread beyond the one it replays.
+const CHANNEL_BATCHES: usize = 4;
+
+/// A batch of events, shared by the policy threads.
+type Batch = Arc<[ZswapEvent]>;
+
+/// `f` of each policy on its own thread, in order, each reading the
+/// batches `feed` sends (decoded once, shared) over a bounded channel. A
+/// policy that panics is an error naming it.
+fn fan_out<T: Send>(
+    policies: &[ZswapPolicy],
+    f: impl Fn(ZswapPolicy, &mut dyn Iterator<Item = Batch>) -> T + Sync,
+    feed: impl FnOnce(&mut dyn FnMut(&[ZswapEvent])),
+) -> Result<Vec<T>, ZswapError> {
     let f = &f;
     std::thread::scope(|s| {
-        let handles: Vec<_> = policies
-            .iter()
-            .map(|&pol| (pol, s.spawn(move || f(pol))))
-            .collect();
+        let mut senders = Vec::new();
+        let mut handles = Vec::new();
+        for &pol in policies {
+            let (tx, rx) = sync_channel::<Batch>(CHANNEL_BATCHES);
+            senders.push(tx);
+            handles.push((pol, s.spawn(move || f(pol, &mut rx.into_iter()))));
+        }
+        feed(&mut |events| {
+            if events.is_empty() {
+                return;
+            }
+            let batch: Batch = events.into();
+            for tx in &senders {
+                // A thread that is gone panicked: its join says so.
+                let _ = tx.send(batch.clone());
+            }
+        });
+        drop(senders);
         handles
             .into_iter()
             .map(|(pol, h)| {
@@ -432,12 +474,7 @@ pub fn reads(r: &Record) -> bool {
 /// compression ratio ([`ZswapParams::from_trace`]), overridden by
 /// `--param`, then the policies asked for (default: all) replayed on `t`.
 pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ZswapReplay, ZswapError> {
-    let mut params = ZswapParams::from_trace(t);
-    for p in req.params {
-        params.set(p)?;
-    }
-    let names = req.names(POLICIES);
-    let policies = ZswapPolicy::parse_list(&names.iter().map(String::as_str).collect::<Vec<_>>())?;
+    let (params, policies) = asked(&t.header, t.footer.as_ref(), req)?;
     let input = ZswapInput::from_loaded(t)?;
     let metrics = replay_policies(&input, &policies, &params)?;
     Ok(ZswapReplay {
@@ -447,5 +484,22 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ZswapReplay, ZswapError> {
     })
 }
 
+/// The parameters (the recording's, then `--param`) and the policies `req` asks for.
+fn asked(
+    h: &Header,
+    footer: Option<&Footer>,
+    req: &ReplayRequest,
+) -> Result<(ZswapParams, Vec<ZswapPolicy>), ZswapError> {
+    let mut params = ZswapParams::recorded(h, footer);
+    for p in req.params {
+        params.set(p)?;
+    }
+    let names = req.names(POLICIES);
+    let policies = ZswapPolicy::parse_list(&names.iter().map(String::as_str).collect::<Vec<_>>())?;
+    Ok((params, policies))
+}
+
+#[cfg(test)]
+mod streamed_tests;
 #[cfg(test)]
 mod tests;

@@ -406,55 +406,105 @@ impl Series {
     }
 }
 
-pub(super) fn replay_one(input: &ZswapInput, policy: ZswapPolicy, p: &ZswapParams) -> ZswapMetrics {
-    let max_pages = p.pool_limit_pages(input);
-    // zswap_accept_thr_pages()
-    let thr_pages = (max_pages as u128 * p.accept_threshold_percent.min(100) as u128 / 100) as u64;
-    let ratio = if p.compression_ratio.is_finite() && p.compression_ratio >= 1.0 {
-        p.compression_ratio
-    } else {
-        DEFAULT_COMPRESSION_RATIO
-    };
-    let interval = p.shrinker_interval.max(1);
-    let mut sim = Sim {
-        policy,
-        ratio,
-        max_pages,
-        thr_pages,
-        priority: p.shrinker_priority.min(DEF_PRIORITY),
-        lru: Lru::new(),
-        slots: HashMap::new(),
-        reached_full: false,
-        nr_protected: 0,
-        nr_disk_swapins: 0,
-        nr_deferred: 0,
-        m: ZswapMetrics {
-            policy: policy.name().to_string(),
-            pool_limit_pages: max_pages,
-            accept_threshold_pages: thr_pages,
-            compression_ratio: ratio,
-            shrinker_priority: p.shrinker_priority.min(DEF_PRIORITY),
-            pressure: if input.has_reclaim {
-                "reclaim".to_string()
-            } else {
-                format!("every {interval} swap-outs")
+/// What a replay needs of the whole trace before its first event.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Span {
+    /// [`ZswapInput::memory_figure`].
+    pub(super) memory_figure: u64,
+    pub(super) has_reclaim: bool,
+    /// The earliest and latest event (0, 0 without events).
+    pub(super) t0: u64,
+    pub(super) t1: u64,
+}
+
+impl Span {
+    pub(super) fn of(input: &ZswapInput) -> Span {
+        Span {
+            memory_figure: input.memory_figure(),
+            has_reclaim: input.has_reclaim,
+            t0: input.events.iter().map(|e| e.ts()).min().unwrap_or(0),
+            t1: input.events.iter().map(|e| e.ts()).max().unwrap_or(0),
+        }
+    }
+}
+
+/// One policy's replay, fed an event at a time ([`step`](Self::step)).
+pub(super) struct Replayer {
+    sim: Sim,
+    series: Series,
+    span: Span,
+    interval: u64,
+    now: u64,
+    pool: u64,
+    area: f64,
+    outs: u64,
+}
+
+impl Replayer {
+    pub(super) fn new(span: Span, policy: ZswapPolicy, p: &ZswapParams) -> Replayer {
+        let max_pages = p.pool_limit_for(span.memory_figure);
+        // zswap_accept_thr_pages()
+        let thr_pages =
+            (max_pages as u128 * p.accept_threshold_percent.min(100) as u128 / 100) as u64;
+        let ratio = if p.compression_ratio.is_finite() && p.compression_ratio >= 1.0 {
+            p.compression_ratio
+        } else {
+            DEFAULT_COMPRESSION_RATIO
+        };
+        let interval = p.shrinker_interval.max(1);
+        let sim = Sim {
+            policy,
+            ratio,
+            max_pages,
+            thr_pages,
+            priority: p.shrinker_priority.min(DEF_PRIORITY),
+            lru: Lru::new(),
+            slots: HashMap::new(),
+            reached_full: false,
+            nr_protected: 0,
+            nr_disk_swapins: 0,
+            nr_deferred: 0,
+            m: ZswapMetrics {
+                policy: policy.name().to_string(),
+                pool_limit_pages: max_pages,
+                accept_threshold_pages: thr_pages,
+                compression_ratio: ratio,
+                shrinker_priority: p.shrinker_priority.min(DEF_PRIORITY),
+                pressure: if span.has_reclaim {
+                    "reclaim".to_string()
+                } else {
+                    format!("every {interval} swap-outs")
+                },
+                ..ZswapMetrics::default()
             },
-            ..ZswapMetrics::default()
-        },
-    };
-    let t0 = input.events.iter().map(|e| e.ts()).min().unwrap_or(0);
-    let t1 = input.events.iter().map(|e| e.ts()).max().unwrap_or(0);
-    let mut series = Series::new(t0, t1, p.buckets);
-    let (mut now, mut pool, mut area, mut outs) = (t0, 0u64, 0f64, 0u64);
-    for ev in &input.events {
-        let ts = ev.ts().max(now);
-        area += pool as f64 * (ts - now) as f64;
-        now = ts;
-        let b = series.advance(now, pool);
+        };
+        Replayer {
+            sim,
+            series: Series::new(span.t0, span.t1, p.buckets),
+            span,
+            interval,
+            now: span.t0,
+            pool: 0,
+            area: 0.0,
+            outs: 0,
+        }
+    }
+
+    /// The next event, in trace order.
+    pub(super) fn step(&mut self, ev: &ZswapEvent) {
+        let policy = self.sim.policy;
+        let sim = &mut self.sim;
+        let ts = ev.ts().max(self.now);
+        self.area += self.pool as f64 * (ts - self.now) as f64;
+        self.now = ts;
+        let b = self.series.advance(self.now, self.pool);
         match *ev {
             ZswapEvent::Out { entry, how, .. } => {
-                outs += 1;
-                if !input.has_reclaim && policy.dynamic() && outs % interval == 0 {
+                self.outs += 1;
+                if !self.span.has_reclaim
+                    && policy.dynamic()
+                    && self.outs.is_multiple_of(self.interval)
+                {
                     sim.do_shrink_slab();
                 }
                 sim.store(entry, how);
@@ -474,8 +524,8 @@ pub(super) fn replay_one(input: &ZswapInput, policy: ZswapPolicy, p: &ZswapParam
                         continue;
                     }
                     match sim.load(e) {
-                        Some(true) => series.rows[b].3 += 1,
-                        Some(false) => series.rows[b].2 += 1,
+                        Some(true) => self.series.rows[b].3 += 1,
+                        Some(false) => self.series.rows[b].2 += 1,
                         None => {}
                     }
                 }
@@ -484,22 +534,43 @@ pub(super) fn replay_one(input: &ZswapInput, policy: ZswapPolicy, p: &ZswapParam
             ZswapEvent::Reclaim { begin: true, .. } if policy.dynamic() => sim.do_shrink_slab(),
             ZswapEvent::Reclaim { .. } => {}
         }
-        pool = sim.pool_pages();
-        sim.m.peak_pool_pages = sim.m.peak_pool_pages.max(pool);
-        series.rows[b].1 = pool;
+        self.pool = sim.pool_pages();
+        sim.m.peak_pool_pages = sim.m.peak_pool_pages.max(self.pool);
+        self.series.rows[b].1 = self.pool;
     }
-    let last = series.rows.len();
-    series.advance(t1, pool);
-    for r in &mut series.rows[series.last..last] {
-        r.1 = pool;
+
+    /// The metrics, once every event went through [`step`](Self::step).
+    pub(super) fn finish(self) -> ZswapMetrics {
+        let Replayer {
+            sim,
+            mut series,
+            span: Span { t0, t1, .. },
+            pool,
+            area,
+            ..
+        } = self;
+        let last = series.rows.len();
+        series.advance(t1, pool);
+        for r in &mut series.rows[series.last..last] {
+            r.1 = pool;
+        }
+        let mut m = sim.m;
+        m.end_pool_pages = pool;
+        m.mean_pool_pages = if t1 > t0 {
+            area / (t1 - t0) as f64
+        } else {
+            pool as f64
+        };
+        m.series = series.rows;
+        m
     }
-    let mut m = sim.m;
-    m.end_pool_pages = pool;
-    m.mean_pool_pages = if t1 > t0 {
-        area / (t1 - t0) as f64
-    } else {
-        pool as f64
-    };
-    m.series = series.rows;
-    m
+}
+
+/// One policy over a whole input: [`Replayer`] fed its events.
+pub(super) fn replay_one(input: &ZswapInput, policy: ZswapPolicy, p: &ZswapParams) -> ZswapMetrics {
+    let mut r = Replayer::new(Span::of(input), policy, p);
+    for ev in &input.events {
+        r.step(ev);
+    }
+    r.finish()
 }
