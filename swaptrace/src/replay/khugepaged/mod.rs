@@ -96,7 +96,7 @@ pub enum KhpError {
 /// time ([`KhpInput::from_records`]), so it is held whole, and a trace with
 /// more is refused. khugepaged at its default pace (4096 pages per 10 s)
 /// writes a few hundred scans an hour.
-pub const RECORDS_MAX: usize = 1 << 21;
+pub const RECORDS_MAX: usize = 1 << 20;
 
 /// The policies of `--family khugepaged`, oldest first; the default set
 /// is the four kernel rules and the limit alone at 512.
