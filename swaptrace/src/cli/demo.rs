@@ -92,12 +92,7 @@ pub fn run(a: Args) -> Result<()> {
     super::record::print_recorded(&r, a.json)?;
     if !a.json {
         println!("\nswaptrace info {}:", a.output.display());
-        let t = super::load(&a.output)?;
-        let bytes = std::fs::metadata(&a.output).map(|m| m.len()).unwrap_or(0);
-        print!(
-            "{}",
-            swaptrace::report::info_text(&t, &a.output.display().to_string(), bytes)
-        );
+        super::info::print(&a.output, false)?;
     }
     Ok(())
 }

@@ -2,7 +2,7 @@
 //! read one chunk at a time.
 
 use anyhow::Result;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use swaptrace::report::TraceInfo;
 
 #[derive(clap::Args)]
@@ -15,19 +15,24 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let s = super::open_stream(&a.trace)?;
+    print(&a.trace, a.json)
+}
+
+/// `info` of `trace`, streamed (also what `demo` prints of its recording).
+pub(super) fn print(trace: &Path, json: bool) -> Result<()> {
+    let s = super::open_stream(trace)?;
     let mut progress = super::progress::Progress::new("reading");
     let t = TraceInfo::stream(s, |s| {
         let (done, total) = s.position();
         progress.set(done, total);
     });
     drop(progress);
-    super::warn_problems(&a.trace, t.problems.iter().cloned())?;
-    let path = a.trace.display().to_string();
-    if a.json {
+    super::warn_problems(trace, t.problems.iter().cloned())?;
+    let path = trace.display().to_string();
+    if json {
         super::print_json(&t.json(&path))
     } else {
-        let bytes = std::fs::metadata(&a.trace).map(|m| m.len()).unwrap_or(0);
+        let bytes = std::fs::metadata(trace).map(|m| m.len()).unwrap_or(0);
         print!("{}", t.text(&path, bytes));
         Ok(())
     }
