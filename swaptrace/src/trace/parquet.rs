@@ -11,10 +11,10 @@ use super::{
     Footer, Header, OutKind, RaSource, ReadKind, Record, Syscall, TraceError, TraceReader,
 };
 use arrow_array::builder::{
-    BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder, StructBuilder,
-    TimestampNanosecondBuilder,
+    BooleanBufferBuilder, BooleanBuilder, Int32Builder, Int64Builder, ListBuilder, StringBuilder,
+    StructBuilder, TimestampNanosecondBuilder,
 };
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, Encoding, ZstdLevel};
@@ -245,8 +245,35 @@ macro_rules! sparse_finish {
         }
     };
 }
-sparse_finish!(i64, |n, _| Int64Builder::with_capacity(n), |v: &i64| *v);
-sparse_finish!(i32, |n, _| Int32Builder::with_capacity(n), |v: &i32| *v);
+
+/// Integer columns: a column every row of the batch has moves its values
+/// whole; otherwise they are scattered into place beside a validity bitmap.
+macro_rules! sparse_primitive {
+    ($t:ty, $array:ty) => {
+        impl Sparse<$t> {
+            fn finish(&mut self, n: usize) -> ArrayRef {
+                let a = if self.rows.len() == n {
+                    <$array>::from(std::mem::take(&mut self.values))
+                } else {
+                    let mut vals: Vec<$t> = vec![0; n];
+                    let mut valid = BooleanBufferBuilder::new(n);
+                    valid.append_n(n, false);
+                    for (&r, &v) in self.rows.iter().zip(&self.values) {
+                        if let Some(slot) = vals.get_mut(r as usize) {
+                            *slot = v;
+                            valid.set_bit(r as usize, true);
+                        }
+                    }
+                    <$array>::new(vals.into(), Some(valid.finish().into()))
+                };
+                self.clear();
+                Arc::new(a)
+            }
+        }
+    };
+}
+sparse_primitive!(i64, Int64Array);
+sparse_primitive!(i32, Int32Array);
 sparse_finish!(bool, |n, _| BooleanBuilder::with_capacity(n), |v: &bool| *v);
 sparse_finish!(
     String,
