@@ -92,14 +92,23 @@ pub fn check(path: &Path, policy: &OutputPolicy) -> Result<(), OutputError> {
     if meta.file_type().is_symlink() && is_root() {
         return Err(OutputError::Symlink { path: shown() });
     }
+    if special(path) {
+        return Ok(());
+    }
     if !policy.force {
         return Err(OutputError::Exists { path: shown() });
     }
     Ok(())
 }
 
+/// An existing output that is neither a regular file nor a directory (a
+/// device such as /dev/null, a FIFO): written in place, never renamed over.
+fn special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.file_type().is_file() && !m.is_dir())
+}
+
 /// A file being written: a temporary name until [`OutputFile::commit`];
-/// removed if dropped before.
+/// removed if dropped before. A device or FIFO is written in place.
 #[derive(Debug)]
 pub struct OutputFile {
     file: File,
@@ -117,6 +126,19 @@ impl OutputFile {
         mode: u32,
     ) -> Result<OutputFile, OutputError> {
         check(path, policy)?;
+        if special(path) {
+            let file = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_CLOEXEC)
+                .open(path)
+                .map_err(io(path))?;
+            return Ok(OutputFile {
+                file,
+                tmp: PathBuf::new(),
+                path: path.to_path_buf(),
+                policy: policy.clone(),
+            });
+        }
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -168,6 +190,10 @@ impl OutputFile {
     /// may be replaced renameat2(RENAME_NOREPLACE) (link(2) where the file
     /// system lacks it), which fails if something appeared meanwhile.
     pub fn commit(mut self) -> Result<(), OutputError> {
+        if self.tmp.as_os_str().is_empty() {
+            // Written in place (a device or FIFO).
+            return Ok(());
+        }
         self.file.sync_all().map_err(io(&self.path))?;
         check(&self.path, &self.policy)?;
         let placed = if self.policy.force {
@@ -259,5 +285,29 @@ mod tests {
         drop(OutputFile::create(&other, &OutputPolicy::default(), 0o600).unwrap());
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    /// A FIFO (as /dev/null or a pipe) is written in place, without
+    /// --force: never renamed over, nothing left beside it.
+    #[test]
+    fn a_fifo_or_device_is_written_in_place_not_replaced() {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pipe");
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let path = path.clone();
+            std::thread::spawn(move || std::fs::read(path).unwrap())
+        };
+        let out = OutputFile::create(&path, &OutputPolicy::default(), 0o600).unwrap();
+        out.file().write_all(b"through").unwrap();
+        out.commit().unwrap();
+        assert_eq!(reader.join().unwrap(), b"through");
+        assert!(std::fs::metadata(&path).unwrap().file_type().is_fifo());
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "a temporary file was left");
     }
 }
