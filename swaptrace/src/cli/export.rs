@@ -45,13 +45,13 @@ pub fn run(a: Args) -> Result<()> {
             let stats = export(&a.trace, &mut w)?;
             w.flush()?;
             drop(w);
-            super::warn_problems(&a.trace, stats.problems.iter().cloned())?;
+            super::warn_problems(&a.trace, &stats.problems)?;
             out.commit()?;
             stats
         }
         None => {
             let stats = export(&a.trace, BufWriter::new(std::io::stdout().lock()))?;
-            super::warn_problems(&a.trace, stats.problems.iter().cloned())?;
+            super::warn_problems(&a.trace, &stats.problems)?;
             stats
         }
     };
@@ -63,10 +63,7 @@ pub fn run(a: Args) -> Result<()> {
 fn export(trace: &std::path::Path, out: impl Write) -> Result<swaptrace::trace::ExportStats> {
     let s: TraceStream = super::open_stream(trace)?;
     let mut progress = super::progress::Progress::new("exporting");
-    Ok(export_jsonl_stream(s, out, |s| {
-        let (done, total) = s.position();
-        progress.set(done, total);
-    })?)
+    Ok(export_jsonl_stream(s, out, |s| progress.follow_bytes(s))?)
 }
 
 #[cfg(feature = "parquet")]
@@ -81,13 +78,13 @@ fn parquet(a: Args) -> Result<()> {
             let policy = super::output_policy(path, a.force, &[&a.trace])?;
             let out = OutputFile::create(path, &policy, 0o644)?;
             let stats = export_parquet_file(&a.trace, BufWriter::new(out.file()), &opts)?;
-            super::warn_problems(&a.trace, stats.problems.iter().cloned())?;
+            super::warn_problems(&a.trace, &stats.problems)?;
             out.commit()?;
             stats
         }
         None => {
             let stats = export_parquet_file(&a.trace, BufWriter::new(std::io::stdout()), &opts)?;
-            super::warn_problems(&a.trace, stats.problems.iter().cloned())?;
+            super::warn_problems(&a.trace, &stats.problems)?;
             stats
         }
     };

@@ -22,12 +22,9 @@ pub fn run(a: Args) -> Result<()> {
 pub(super) fn print(trace: &Path, json: bool) -> Result<()> {
     let s = super::open_stream(trace)?;
     let mut progress = super::progress::Progress::new("reading");
-    let t = TraceInfo::stream(s, |s| {
-        let (done, total) = s.position();
-        progress.set(done, total);
-    });
+    let t = TraceInfo::stream(s, |s| progress.follow_bytes(s));
     drop(progress);
-    super::warn_problems(trace, t.problems.iter().cloned())?;
+    super::warn_problems(trace, &t.problems)?;
     let path = trace.display().to_string();
     if json {
         super::print_json(&t.json(&path))

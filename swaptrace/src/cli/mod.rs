@@ -145,17 +145,19 @@ fn stream_each<S>(
     let mut state = init(&header);
     while let Some(batch) = s.next_batch() {
         each(&mut state, &batch);
-        let (done, total) = s.position();
-        progress.set(done, total);
+        progress.follow_bytes(&s);
     }
     drop(progress);
     let end = s.finish();
-    warn_problems(path, end.problems.iter().map(|p| p.to_string()))?;
+    warn_problems(path, &end.problems)?;
     Ok((end.into_loaded(header, Vec::new()), state))
 }
 
 /// Warns on stderr about each problem; with `--strict`, any is an error.
-fn warn_problems(path: &Path, problems: impl Iterator<Item = String>) -> Result<()> {
+fn warn_problems(
+    path: &Path,
+    problems: impl IntoIterator<Item = impl std::fmt::Display>,
+) -> Result<()> {
     let mut n = 0;
     for p in problems {
         eprintln!("warning: {}: {p}", path.display());

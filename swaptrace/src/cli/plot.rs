@@ -89,13 +89,10 @@ pub fn run(a: Args) -> Result<()> {
             // What the replay reads, and the swap reads the time axis ends at.
             let t = super::open_stream(&a.trace)?.load_where(
                 |r| family.reads(r) || matches!(r, Record::SwapRead { .. }),
-                |s| {
-                    let (done, total) = s.position();
-                    progress.phase("reading", done, total);
-                },
+                |s| progress.follow("reading", s),
             );
             drop(progress);
-            super::warn_problems(&a.trace, t.problems.iter().map(|p| p.to_string()))?;
+            super::warn_problems(&a.trace, &t.problems)?;
             let r = replay::zswap::run(&t, &req)?;
             report::zswap_png(&a.output, &file, &t, &r.metrics)?
         }

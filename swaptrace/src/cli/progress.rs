@@ -4,6 +4,7 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
+use swaptrace::trace::TraceStream;
 
 const AFTER: Duration = Duration::from_secs(1);
 
@@ -50,6 +51,18 @@ impl Progress {
                 b.set_message(what);
             }
         }
+        self.set(done, total);
+    }
+
+    /// How far `s` has read its file, in the pass `what`.
+    pub fn follow(&mut self, what: &'static str, s: &TraceStream) {
+        let (done, total) = s.position();
+        self.phase(what, done, total);
+    }
+
+    /// How far `s` has read its file.
+    pub fn follow_bytes(&mut self, s: &TraceStream) {
+        let (done, total) = s.position();
         self.set(done, total);
     }
 

@@ -180,16 +180,13 @@ pub(super) fn replay_one(
     req: &ReplayRequest,
     progress: &mut super::progress::Progress,
 ) -> Result<(Loaded, Result<replay::Replayed, replay::FamilyError>)> {
-    let show = |s: &swaptrace::trace::TraceStream| {
-        let (done, total) = s.position();
-        progress.phase("reading", done, total);
-    };
+    let show = |s: &swaptrace::trace::TraceStream| progress.follow("reading", s);
     match family.name() {
         "readahead" => return streamed(trace, req, progress),
         "zswap" => return zswap_streamed(trace, req, progress),
         "free" => {
             let (header, end, r) = replay::free::run_stream(super::open_stream(trace)?, req, show);
-            super::warn_problems(trace, end.problems.iter().map(|p| p.to_string()))?;
+            super::warn_problems(trace, &end.problems)?;
             let t = end.into_loaded(header, Vec::new());
             return Ok((t, r.map(replay::Replayed::Free).map_err(Into::into)));
         }
@@ -197,13 +194,13 @@ pub(super) fn replay_one(
             let s = super::open_stream(trace)?;
             let max = replay::khugepaged::RECORDS_MAX;
             let (t, r) = replay::khugepaged::run_stream(s, req, max, show);
-            super::warn_problems(trace, t.problems.iter().map(|p| p.to_string()))?;
+            super::warn_problems(trace, &t.problems)?;
             return Ok((t, r.map(replay::Replayed::Khugepaged).map_err(Into::into)));
         }
         _ => {}
     }
     let t = super::open_stream(trace)?.load_where(|r| family.reads(r), show);
-    super::warn_problems(trace, t.problems.iter().map(|p| p.to_string()))?;
+    super::warn_problems(trace, &t.problems)?;
     let r = family.run(&t, req);
     Ok((t, r))
 }
@@ -217,7 +214,7 @@ fn streamed(
 ) -> Result<(Loaded, Result<replay::Replayed, replay::FamilyError>)> {
     let mut show = |phase, done, total| progress.phase(phase, done, total);
     let scanned = replay::readahead::scan(super::open_stream(trace)?, &mut show);
-    super::warn_problems(trace, scanned.end.problems.iter().map(|p| p.to_string()))?;
+    super::warn_problems(trace, &scanned.end.problems)?;
     let r = scanned
         .replay(req, super::open_stream(trace)?, &mut show)
         .map(replay::Replayed::Readahead)
@@ -233,7 +230,7 @@ fn zswap_streamed(
 ) -> Result<(Loaded, Result<replay::Replayed, replay::FamilyError>)> {
     let mut show = |phase, done, total| progress.phase(phase, done, total);
     let scanned = replay::zswap::scan(super::open_stream(trace)?, &mut show);
-    super::warn_problems(trace, scanned.end.problems.iter().map(|p| p.to_string()))?;
+    super::warn_problems(trace, &scanned.end.problems)?;
     let r = scanned
         .replay(req, super::open_stream(trace)?, &mut show)
         .map(replay::Replayed::Zswap)

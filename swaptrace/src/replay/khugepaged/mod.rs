@@ -541,22 +541,24 @@ pub struct KhpReplay {
 /// `max` of them ([`RECORDS_MAX`]); `each` sees the stream after every
 /// batch (progress).
 pub fn run_stream(
-    mut s: TraceStream,
+    s: TraceStream,
     req: &ReplayRequest,
     max: usize,
-    mut each: impl FnMut(&TraceStream),
+    each: impl FnMut(&TraceStream),
 ) -> (Loaded, Result<KhpReplay, KhpError>) {
-    let header = s.header().clone();
-    let mut kept = Vec::new();
-    while let Some(batch) = s.next_batch() {
-        kept.extend(batch.into_iter().filter(reads));
-        each(&s);
-        if kept.len() > max {
-            let t = s.finish().into_loaded(header, Vec::new());
-            return (t, Err(KhpError::TooManyRecords(max)));
-        }
+    let mut n = 0usize;
+    let mut t = s.load_where(
+        |r| {
+            let read = reads(r);
+            n += read as usize;
+            read && n <= max
+        },
+        each,
+    );
+    if n > max {
+        t.records = Vec::new();
+        return (t, Err(KhpError::TooManyRecords(max)));
     }
-    let t = s.finish().into_loaded(header, kept);
     let r = run(&t, req);
     (t, r)
 }
