@@ -323,6 +323,36 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
     buf.extend_from_slice(&b);
 }
 
+/// Why a record did not decode; the message is built only when one fails.
+#[derive(Debug)]
+enum Bad {
+    Cut(usize),
+    VarintLong(usize),
+    TooLarge(u64, usize),
+    StrCut(usize),
+    Field(&'static str),
+    Text(Box<str>),
+}
+
+impl std::fmt::Display for Bad {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bad::Cut(p) => write!(f, "record cut short at byte {p}"),
+            Bad::VarintLong(p) => write!(f, "varint too long at byte {p}"),
+            Bad::TooLarge(v, p) => write!(f, "value {v} too large at byte {p}"),
+            Bad::StrCut(p) => write!(f, "string cut short at byte {p}"),
+            Bad::Field(why) => f.write_str(why),
+            Bad::Text(why) => f.write_str(why),
+        }
+    }
+}
+
+/// `v` as a narrower field, or `why`.
+#[inline]
+fn narrow<T: TryFrom<u64>>(v: u64, why: &'static str) -> Result<T, Bad> {
+    T::try_from(v).map_err(|_| Bad::Field(why))
+}
+
 /// A bounds-checked reader over a chunk's bytes.
 struct Cur<'a> {
     b: &'a [u8],
@@ -330,16 +360,27 @@ struct Cur<'a> {
 }
 
 impl Cur<'_> {
-    fn u8(&mut self) -> Result<u8, String> {
-        let v = *self
-            .b
-            .get(self.pos)
-            .ok_or_else(|| format!("record cut short at byte {}", self.pos))?;
+    #[inline]
+    fn u8(&mut self) -> Result<u8, Bad> {
+        let v = *self.b.get(self.pos).ok_or(Bad::Cut(self.pos))?;
         self.pos += 1;
         Ok(v)
     }
 
-    fn var(&mut self) -> Result<u64, String> {
+    /// A LEB128 varint; one byte (most fields) without a loop.
+    #[inline(always)]
+    fn var(&mut self) -> Result<u64, Bad> {
+        match self.b.get(self.pos) {
+            Some(&b) if b < 0x80 => {
+                self.pos += 1;
+                Ok(b as u64)
+            }
+            _ => self.var_long(),
+        }
+    }
+
+    #[inline(never)]
+    fn var_long(&mut self) -> Result<u64, Bad> {
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let byte = self.u8()?;
@@ -348,43 +389,46 @@ impl Cur<'_> {
                 return Ok(v);
             }
         }
-        Err(format!("varint too long at byte {}", self.pos))
+        Err(Bad::VarintLong(self.pos))
     }
 
     /// A varint of [`put_wide`]: at most 2^64.
-    fn var_wide(&mut self) -> Result<u128, String> {
+    fn var_wide(&mut self) -> Result<u128, Bad> {
         let mut v = 0u128;
         for shift in (0..70).step_by(7) {
             let byte = self.u8()?;
             v |= ((byte & 0x7f) as u128) << shift;
             if byte & 0x80 == 0 {
                 if v > 1 << 64 {
-                    return Err(format!("value {v} too large at byte {}", self.pos));
+                    let why = format!("value {v} too large at byte {}", self.pos);
+                    return Err(Bad::Text(why.into()));
                 }
                 return Ok(v);
             }
         }
-        Err(format!("varint too long at byte {}", self.pos))
+        Err(Bad::VarintLong(self.pos))
     }
 
-    fn u32(&mut self) -> Result<u32, String> {
+    #[inline(always)]
+    fn u32(&mut self) -> Result<u32, Bad> {
         let v = self.var()?;
-        u32::try_from(v).map_err(|_| format!("value {v} too large at byte {}", self.pos))
+        u32::try_from(v).map_err(|_| Bad::TooLarge(v, self.pos))
     }
 
-    fn delta(&mut self, prev: &mut u64) -> Result<u64, String> {
+    #[inline(always)]
+    fn delta(&mut self, prev: &mut u64) -> Result<u64, Bad> {
         let d = unzigzag(self.var()?);
         *prev = prev.wrapping_add(d as u64);
         Ok(*prev)
     }
 
-    fn str(&mut self) -> Result<String, String> {
+    fn str(&mut self) -> Result<String, Bad> {
         let n = self.var()? as usize;
         let end = self
             .pos
             .checked_add(n)
             .filter(|&e| e <= self.b.len())
-            .ok_or_else(|| format!("string cut short at byte {}", self.pos))?;
+            .ok_or(Bad::StrCut(self.pos))?;
         let s = String::from_utf8_lossy(&self.b[self.pos..end]).into_owned();
         self.pos = end;
         Ok(s)
@@ -395,13 +439,14 @@ impl Cur<'_> {
 /// of unknown kinds skipped; an error names the byte within the chunk.
 pub fn decode_records(bytes: &[u8]) -> Result<(Vec<Record>, u64), String> {
     let mut st = DeltaState::default();
-    let mut out = Vec::new();
+    // Most records take 8 to 16 bytes: one growth at most.
+    let mut out = Vec::with_capacity(bytes.len() / 8);
     let mut skipped = 0;
     let mut c = Cur { b: bytes, pos: 0 };
     while c.pos < bytes.len() {
         let start = c.pos;
-        let kind = c.u8()?;
-        let len = c.var()? as usize;
+        let kind = c.u8().map_err(|e| e.to_string())?;
+        let len = c.var().map_err(|e| e.to_string())? as usize;
         let end = c
             .pos
             .checked_add(len)
@@ -422,7 +467,7 @@ pub fn decode_records(bytes: &[u8]) -> Result<(Vec<Record>, u64), String> {
     Ok((out, skipped))
 }
 
-fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Record>, String> {
+fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Record>, Bad> {
     let rec = match kind {
         K_TASK => Record::Task {
             tid: c.u32()?,
@@ -438,7 +483,7 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
             let tid = c.u32()?;
             let mm = c.u32()?;
             let vaddr = c.delta(&mut st.out_page)? << PAGE_SHIFT;
-            let dev = u8::try_from(c.var()?).map_err(|_| "bad swap type".to_string())?;
+            let dev = narrow::<u8>(c.var()?, "bad swap type")?;
             let offset = c.delta(&mut st.out_off)?;
             let nh = c.var()?;
             let how = match nh & 3 {
@@ -453,7 +498,7 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 mm,
                 vaddr,
                 entry: SwapEntry { dev, offset },
-                nr: u32::try_from(nh >> 2).map_err(|_| "nr too large".to_string())?,
+                nr: narrow::<u32>(nh >> 2, "nr too large")?,
                 how,
             }
         }
@@ -469,7 +514,7 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 None
             } else {
                 Some(SwapEntry {
-                    dev: u8::try_from(dev - 1).map_err(|_| "bad swap type".to_string())?,
+                    dev: narrow::<u8>(dev - 1, "bad swap type")?,
                     offset: c.delta(&mut st.fault_off)?,
                 })
             };
@@ -487,7 +532,7 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 addr: (page << PAGE_SHIFT) | (low & ((1 << PAGE_SHIFT) - 1)),
                 entry,
                 major: bits & 1 != 0,
-                pages_read: u32::try_from(bits >> 2).map_err(|_| "too many pages".to_string())?,
+                pages_read: narrow::<u32>(bits >> 2, "too many pages")?,
                 zero_reads,
                 zswap_loads,
             }
@@ -506,7 +551,7 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 ts,
                 tid,
                 how,
-                nr: u32::try_from(nh >> 2).map_err(|_| "nr too large".to_string())?,
+                nr: narrow::<u32>(nh >> 2, "nr too large")?,
             }
         }
         K_RECLAIM => {
@@ -553,14 +598,14 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
         K_RA_WINDOW => {
             let ts = c.delta(&mut st.ts)?;
             let tid = c.u32()?;
-            let dev = u8::try_from(c.var()?).map_err(|_| "bad swap type".to_string())?;
+            let dev = narrow::<u8>(c.var()?, "bad swap type")?;
             let offset = c.delta(&mut st.fault_off)?;
             let ws = c.var()?;
             Record::RaWindow {
                 ts,
                 tid,
                 entry: SwapEntry { dev, offset },
-                window: u32::try_from(ws >> 1).map_err(|_| "window too large".to_string())?,
+                window: narrow::<u32>(ws >> 1, "window too large")?,
                 hits: c.u32()?,
                 source: if ws & 1 == 0 {
                     RaSource::KprobeLastReadaheadPages
@@ -578,7 +623,7 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 ts,
                 tid,
                 entry: SwapEntry {
-                    dev: u8::try_from(bits >> 2).map_err(|_| "bad swap type".to_string())?,
+                    dev: narrow::<u8>(bits >> 2, "bad swap type")?,
                     offset,
                 },
                 hit: bits & 1 != 0,
@@ -591,11 +636,11 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
             let lat_ns = c.u32()?;
             let n = c.var()?;
             if n > 1 << 16 {
-                return Err(format!("free batch of {n} entries"));
+                return Err(Bad::Text(format!("free batch of {n} entries").into()));
             }
             let mut entries = Vec::with_capacity(n as usize);
             for _ in 0..n {
-                let dev = u8::try_from(c.var()?).map_err(|_| "bad swap type".to_string())?;
+                let dev = narrow::<u8>(c.var()?, "bad swap type")?;
                 entries.push(SwapEntry {
                     dev,
                     offset: c.delta(&mut st.out_off)?,
