@@ -5,14 +5,15 @@
 
 use super::file::{ChunkBody, CHUNK_RECORDS_MAX};
 use super::jsonl::{put_line, ExportStats, JsonlError};
-use super::reader::TraceReader;
+use super::reader::{Item, TraceReader};
 use super::{Footer, Header, Loaded, Record, TraceError};
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver};
 
 /// A trace being read batch by batch (see the module doc).
 pub struct TraceStream {
-    reader: TraceReader,
+    source: Source,
     header: Header,
     footer: Option<Footer>,
     problems: Vec<TraceError>,
@@ -21,6 +22,59 @@ pub struct TraceStream {
     records: u64,
     /// The most records one batch held (the memory bound, for tests).
     max_batch: usize,
+}
+
+/// Where a stream's chunks come from: the reader itself, or (with a second
+/// core) a thread that reads and decodes the next chunk while the caller
+/// works on this one. At most two chunks wait: memory stays a few chunks.
+enum Source {
+    Inline(Box<TraceReader>),
+    Ahead {
+        rx: Receiver<(Item, (u64, u64))>,
+        /// The reader's position after the chunk last received.
+        pos: (u64, u64),
+    },
+}
+
+impl Source {
+    fn new(reader: TraceReader) -> Source {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cores < 2 {
+            return Source::Inline(Box::new(reader));
+        }
+        let (give, take) = sync_channel::<TraceReader>(1);
+        let (tx, rx) = sync_channel(1);
+        let spawned = std::thread::Builder::new()
+            .name("swaptrace-read".into())
+            .spawn(move || {
+                let Ok(mut r) = take.recv() else { return };
+                while let Some(item) = r.next_chunk() {
+                    // The stream was dropped: stop reading.
+                    if tx.send((item, r.position())).is_err() {
+                        return;
+                    }
+                }
+            });
+        if spawned.is_err() {
+            return Source::Inline(Box::new(reader));
+        }
+        let pos = reader.position();
+        match give.send(reader) {
+            Ok(()) => Source::Ahead { rx, pos },
+            Err(e) => Source::Inline(Box::new(e.0)),
+        }
+    }
+
+    fn next_chunk(&mut self) -> Option<Item> {
+        match self {
+            Source::Inline(r) => r.next_chunk(),
+            Source::Ahead { rx, pos } => {
+                let (item, at) = rx.recv().ok()?;
+                *pos = at;
+                Some(item)
+            }
+        }
+    }
 }
 
 /// What a stream found besides its records, once read to the end.
@@ -66,7 +120,7 @@ impl TraceStream {
     pub fn new(reader: TraceReader) -> TraceStream {
         TraceStream {
             header: reader.header().clone(),
-            reader,
+            source: Source::new(reader),
             footer: None,
             problems: Vec::new(),
             skipped: 0,
@@ -83,7 +137,7 @@ impl TraceStream {
     /// The records of the next good chunk (never empty); None at the end.
     /// Problems and the footer met on the way are kept for [`finish`](Self::finish).
     pub fn next_batch(&mut self) -> Option<Vec<Record>> {
-        while let Some(item) = self.reader.next_chunk() {
+        while let Some(item) = self.source.next_chunk() {
             match item {
                 Ok((_, ChunkBody::Records { records, skipped })) => {
                     self.chunks += 1;
@@ -107,7 +161,10 @@ impl TraceStream {
 
     /// Bytes of the file read so far and its length.
     pub fn position(&self) -> (u64, u64) {
-        self.reader.position()
+        match &self.source {
+            Source::Inline(r) => r.position(),
+            Source::Ahead { pos, .. } => *pos,
+        }
     }
 
     /// Problems found so far.
