@@ -618,6 +618,7 @@ fn fault_exit(ret: u64, flags: u8) {
     }
     let ty = pte >> 59;
     if ty >= MAX_SWAPFILES {
+        crate::swap::anomaly!("swap PTE {:x}: type {} out of range", pte, ty);
         return;
     }
     let offset = ((!pte) << 5) >> 14;

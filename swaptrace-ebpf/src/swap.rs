@@ -23,6 +23,16 @@ use swaptrace_common::{flag, kind, read_kind, unseen, RawEvent};
 
 use crate::konst::*;
 
+/// An anomaly for `record -v`, through aya-log. AYA_LOG_LEVEL is a load-time
+/// constant (0 unless -v): the verifier then drops this code, so it costs
+/// nothing. aya-log-ebpf 0.2 writes to its ring buffer and ignores the context.
+macro_rules! anomaly {
+    ($($arg:tt)*) => {
+        aya_log_ebpf::warn!(&(), $($arg)*)
+    };
+}
+pub(crate) use anomaly;
+
 const PAGE_MAPPING_ANON: u64 = 1;
 const PAGE_MAPPING_FLAGS: u64 = 3;
 const USER_TOP: u64 = 1 << 47;
@@ -123,8 +133,15 @@ pub(crate) fn read_u64(base: u64, off: u64) -> Option<u64> {
     if base == 0 || !known(off) {
         return None;
     }
+    let at = base.wrapping_add(off);
     // SAFETY: bpf_probe_read_kernel checks the address.
-    unsafe { bpf_probe_read_kernel((base + off) as *const u64).ok() }
+    match unsafe { bpf_probe_read_kernel(at as *const u64) } {
+        Ok(v) => Some(v),
+        Err(e) => {
+            anomaly!("kernel read of {:x} failed ({})", at, e);
+            None
+        }
+    }
 }
 
 /// The first 64 bytes of a kernel object, read at once: fields at offsets
@@ -141,8 +158,13 @@ impl Head {
             return None;
         }
         // SAFETY: bpf_probe_read_kernel checks the address.
-        let words = unsafe { bpf_probe_read_kernel(base as *const [u64; 8]).ok()? };
-        Some(Head { base, words })
+        match unsafe { bpf_probe_read_kernel(base as *const [u64; 8]) } {
+            Ok(words) => Some(Head { base, words }),
+            Err(e) => {
+                anomaly!("kernel read of 64 bytes at {:x} failed ({})", base, e);
+                None
+            }
+        }
     }
 
     #[inline(always)]
@@ -240,6 +262,7 @@ pub(crate) struct Ev {
 pub(crate) fn emit(ev: Ev) {
     let Some(mut slot) = EVENTS.reserve::<RawEvent>(0) else {
         count_lost(ev.kind);
+        anomaly!("ring buffer full: an event of kind {} dropped", ev.kind);
         return;
     };
     let pid_tgid = bpf_get_current_pid_tgid();
@@ -525,6 +548,12 @@ fn swap_out(folio: u64) {
         let order = folio.get(g(&K_FOLIO_FLAGS1)).unwrap_or(0) & 0xff;
         if order < 20 {
             ev.nr = 1 << order;
+        } else {
+            anomaly!(
+                "folio {:x}: order {} (unexpected layout?)",
+                folio.base,
+                order
+            );
         }
     }
     if let Some(s) = task_get(tid()) {
@@ -554,7 +583,12 @@ fn swap_out(folio: u64) {
             ev.mm = mm;
             ev.addr = start.wrapping_add(index.wrapping_sub(pgoff) << g(&K_PAGE_SHIFT));
         }
-        _ => ev.flags |= flag::NO_VMA,
+        _ => {
+            if anon {
+                anomaly!("anon folio {:x}: no VMA through its anon_vma", folio.base);
+            }
+            ev.flags |= flag::NO_VMA
+        }
     }
     if filtering() && WATCHED_MM.get_ptr(ev.mm).is_none() {
         return;

@@ -520,3 +520,64 @@ fn assert_rows_agree(rows: &[swaptrace::report::CheckRow]) {
         );
     }
 }
+
+/// `record -v` shows the eBPF side's anomalies (aya-log): a 4 KiB ring
+/// overflows under swap traffic, and each dropped event is reported, the
+/// same kinds the footer counts as lost. Without -v nothing is said.
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn verbose_record_reports_dropped_events_from_ebpf() {
+    let _lock = live("verbose_record_reports_dropped_events_from_ebpf");
+    let dir = scratch();
+    let _swap = lab::SwapFile::create(&dir, 1 << 30, None).unwrap();
+    let cg = lab::MemCgroup::create("swaptrace-verbose-", 128 << 20).unwrap();
+    let run = |verbose: bool| {
+        let out = dir.join(format!("v{verbose}.swt"));
+        let mut cmd = std::process::Command::new(EXE);
+        cmd.args(["record", "--json", "--ring-size", "4096", "--cgroup"])
+            .arg(cg.path())
+            .arg("-o")
+            .arg(&out);
+        if verbose {
+            cmd.arg("-v");
+        }
+        let o = cmd
+            .args(["--", EXE, "workload", "--size", "192M"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{o:?}");
+        let lost: u64 = read_trace(&out)
+            .unwrap()
+            .footer
+            .unwrap()
+            .lost
+            .values()
+            .sum();
+        (String::from_utf8_lossy(&o.stderr).into_owned(), lost)
+    };
+    let (said, lost) = run(true);
+    eprintln!("{said}");
+    assert!(lost > 0, "a 4 KiB ring lost nothing");
+    let drops: Vec<&str> = said
+        .lines()
+        .filter(|l| l.starts_with("swaptrace: ebpf warn: ring buffer full"))
+        .collect();
+    assert!(!drops.is_empty(), "no drop reported with -v: {said}");
+    // Each line once per read of the log, with its count: never more
+    // drops reported than the footer counts lost (the log may drop too).
+    let reported: u64 = drops
+        .iter()
+        .map(|l| {
+            l.rsplit_once("(×")
+                .and_then(|(_, n)| n.trim_end_matches(')').parse().ok())
+                .unwrap_or(1)
+        })
+        .sum();
+    assert!(reported <= lost, "{reported} drops reported, {lost} lost");
+    let (quiet, lost) = run(false);
+    assert!(lost > 0);
+    assert!(!quiet.contains("ebpf"), "{quiet}");
+    drop(cg);
+    drop(_swap);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -34,6 +34,10 @@ pub struct Args {
     /// Nothing on stderr while recording (no "recording …" line, no live line).
     #[arg(short, long)]
     quiet: bool,
+    /// Show the eBPF side's anomalies on stderr (a failed kernel read, an
+    /// unexpected layout, a dropped event). Off, they cost nothing.
+    #[arg(short, long)]
+    verbose: bool,
     /// Command to run and trace.
     #[arg(last = true)]
     command: Vec<String>,
@@ -88,6 +92,7 @@ fn run_checked(a: Args) -> Result<()> {
         no_fentry: a.no_fentry,
         progress: !a.json,
         quiet: a.quiet,
+        verbose: a.verbose,
         ..Default::default()
     })?;
     print_recorded(&r, a.json)

@@ -40,6 +40,10 @@ pub struct ProbeConfig {
     pub filter_cgroup: Option<u64>,
     /// Ring buffer size in bytes (a power of two, multiple of the page size).
     pub ring_bytes: Option<u32>,
+    /// aya-log level of the eBPF side's anomaly reports (failed kernel
+    /// reads, unexpected layouts, dropped events): 0 is off and costs
+    /// nothing (the verifier drops the code), 2 (`Level::Warn`) shows them.
+    pub log_level: u8,
 }
 
 /// Counters of the running probe.
@@ -60,6 +64,59 @@ pub struct Probe {
     pub unresolved: Vec<(String, String)>,
     /// aya's parse of the kernel BTF, for fentry/fexit loads (parsed once).
     aya_btf: Option<Result<aya::Btf, String>>,
+    /// The eBPF side's log, when `log_level` is not 0.
+    log: Option<aya_log::EbpfLogger<&'static StderrLog>>,
+}
+
+/// Writes the eBPF side's log records to stderr: each distinct line once
+/// per read of the log, with its count (a full ring reports every drop).
+pub struct StderrLog {
+    pending: std::sync::Mutex<Vec<(String, u64)>>,
+}
+
+static STDERR_LOG: StderrLog = StderrLog {
+    pending: std::sync::Mutex::new(Vec::new()),
+};
+
+/// Distinct lines held per read; past them, lines are printed at once.
+const LOG_LINES_HELD: usize = 64;
+
+impl StderrLog {
+    fn pending(&self) -> std::sync::MutexGuard<'_, Vec<(String, u64)>> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Prints what this read of the log gathered.
+    fn settle(&self) {
+        for (line, n) in self.pending().drain(..) {
+            match n {
+                1 => eprintln!("{line}"),
+                _ => eprintln!("{line} (×{n})"),
+            }
+        }
+    }
+}
+
+impl log::Log for StderrLog {
+    fn enabled(&self, _: &log::Metadata) -> bool {
+        true
+    }
+
+    fn log(&self, r: &log::Record) {
+        let level = r.level().as_str().to_lowercase();
+        let line = format!("swaptrace: ebpf {level}: {}", r.args());
+        let mut pending = self.pending();
+        if let Some((_, n)) = pending.iter_mut().find(|(l, _)| *l == line) {
+            *n += 1;
+        } else if pending.len() < LOG_LINES_HELD {
+            pending.push((line, 1));
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    /// aya-log flushes after every record: lines wait for `settle`.
+    fn flush(&self) {}
 }
 
 fn is_root() -> bool {
@@ -286,14 +343,35 @@ impl Probe {
         if let Some(bytes) = cfg.ring_bytes {
             loader.map_max_entries("EVENTS", bytes);
         }
-        let ebpf = loader.load(OBJECT)?;
+        loader.override_global(aya_log::LEVEL, &cfg.log_level, true);
+        let mut ebpf = loader.load(OBJECT)?;
+        let log = match cfg.log_level {
+            0 => None,
+            _ => Some(
+                aya_log::EbpfLogger::init_with_logger(&mut ebpf, &STDERR_LOG).map_err(|e| {
+                    LiveError::Map {
+                        name: "AYA_LOGS",
+                        why: e.to_string(),
+                    }
+                })?,
+            ),
+        };
         Ok(Probe {
             ebpf,
             attached: Vec::new(),
             skipped: Vec::new(),
             unresolved,
             aya_btf: None,
+            log,
         })
+    }
+
+    /// Prints what the eBPF side logged since the last call (`log_level`).
+    pub fn flush_log(&mut self) {
+        if let Some(l) = &mut self.log {
+            l.flush();
+            STDERR_LOG.settle();
+        }
     }
 
     fn aya_btf(&mut self) -> Result<aya::Btf, String> {

@@ -50,6 +50,8 @@ pub struct RecordOptions {
     pub progress: bool,
     /// Say nothing on stderr (no "recording …" line, no live line).
     pub quiet: bool,
+    /// The eBPF side's anomaly log on stderr (aya-log warnings).
+    pub verbose: bool,
 }
 
 /// What a finished recording reports.
@@ -232,9 +234,11 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         filter_pid: opts.pid,
         filter_cgroup: opts.cgroup.as_deref().map(cgroup_inode).transpose()?,
         ring_bytes: opts.ring_bytes,
+        // aya-log's Level::Warn, or 0: off.
+        log_level: if opts.verbose { 2 } else { 0 },
     };
     let Attached {
-        probe,
+        mut probe,
         plans,
         mut fd,
         mut sigint,
@@ -328,8 +332,12 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
                 if let Err(e) = write_all(&mut writer, &mut out) { failure = Some(e); break; }
                 if let Err(e) = writer.tick() { failure = Some(e.into()); break; }
                 samples.tick(monotonic_ns());
-                if let Some(b) = &bar {
-                    b.set_message(live_line(started.elapsed().as_secs_f64(), &writer, &probe));
+                match &bar {
+                    Some(b) => {
+                        b.suspend(|| probe.flush_log());
+                        b.set_message(live_line(started.elapsed().as_secs_f64(), &writer, &probe));
+                    }
+                    None => probe.flush_log(),
                 }
             }
         }
@@ -343,6 +351,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     }
     lab::journal::done(child_entry);
     drain(fd.get_mut(), &mut rec, &mut out);
+    probe.flush_log();
     let end = monotonic_ns();
     let vm_end = VmStat::read().map(|v| v.0).unwrap_or_default();
     samples.pool(end);

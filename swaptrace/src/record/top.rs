@@ -231,6 +231,7 @@ async fn top_async(opts: &TopOptions, mut show: impl FnMut(&Interval)) -> Result
             .map(super::live::cgroup_inode)
             .transpose()?,
         ring_bytes: None,
+        log_level: 0,
     };
     let Attached {
         probe,
