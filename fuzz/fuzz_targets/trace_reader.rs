@@ -1,9 +1,12 @@
 //! Bytes → the trace reader: no panic, bounded chunks, every problem names
-//! an offset inside the input.
+//! an offset inside the input, and the streamed read (with its read-ahead
+//! thread) gives what the whole read gives.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use swaptrace::trace::{read_trace_bytes, TraceError, CHUNK_RECORDS_MAX, PROBLEMS_MAX};
+use swaptrace::trace::{
+    read_trace_bytes, TraceError, TraceStream, CHUNK_RECORDS_MAX, PROBLEMS_MAX,
+};
 
 fuzz_target!(|data: &[u8]| {
     let len = data.len() as u64;
@@ -23,4 +26,15 @@ fuzz_target!(|data: &[u8]| {
             other => panic!("a problem without an offset: {other}"),
         }
     }
+    let mut s = TraceStream::from_bytes(data.to_vec()).expect("opens as read_trace did");
+    let mut records = Vec::new();
+    while let Some(batch) = s.next_batch() {
+        assert!(batch.len() <= CHUNK_RECORDS_MAX as usize);
+        records.extend(batch);
+    }
+    let end = s.finish();
+    assert_eq!(records, t.records);
+    assert_eq!(end.footer, t.footer);
+    let says = |p: &[TraceError]| p.iter().map(|e| e.to_string()).collect::<Vec<_>>();
+    assert_eq!(says(&end.problems), says(&t.problems));
 });

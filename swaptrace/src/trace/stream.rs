@@ -36,12 +36,19 @@ enum Source {
     },
 }
 
+/// Inputs smaller than this are read inline: a thread would cost more.
+const READ_AHEAD_MIN: u64 = 1 << 20;
+
 impl Source {
     fn new(reader: TraceReader) -> Source {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if cores < 2 {
+        if cores < 2 || reader.position().1 < READ_AHEAD_MIN {
             return Source::Inline(Box::new(reader));
         }
+        Source::ahead(reader)
+    }
+
+    fn ahead(reader: TraceReader) -> Source {
         let (give, take) = sync_channel::<TraceReader>(1);
         let (tx, rx) = sync_channel(1);
         let spawned = std::thread::Builder::new()
@@ -118,9 +125,14 @@ impl TraceStream {
     }
 
     pub fn new(reader: TraceReader) -> TraceStream {
+        let header = reader.header().clone();
+        TraceStream::with_source(header, Source::new(reader))
+    }
+
+    fn with_source(header: Header, source: Source) -> TraceStream {
         TraceStream {
-            header: reader.header().clone(),
-            source: Source::new(reader),
+            header,
+            source,
             footer: None,
             problems: Vec::new(),
             skipped: 0,
@@ -242,4 +254,68 @@ pub fn export_jsonl_stream<W: Write>(
         skipped: end.skipped,
         problems: end.problems.iter().map(|p| p.to_string()).collect(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{OutKind, SwapEntry, TraceWriter};
+
+    /// The read-ahead thread gives what the reader gives inline, damage,
+    /// positions and all.
+    #[test]
+    fn reading_ahead_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.swt");
+        let h = Header {
+            format_version: crate::trace::FORMAT_VERSION,
+            page_size: 4096,
+            ..Header::default()
+        };
+        let mut w = TraceWriter::create(&path, &h).unwrap();
+        for i in 0..300_000u64 {
+            let entry = SwapEntry {
+                dev: 0,
+                offset: i * 7 % 100_003,
+            };
+            let how = OutKind::Io;
+            let r = Record::SwapOut {
+                ts: i,
+                tid: 1,
+                mm: 1,
+                vaddr: i << 12,
+                entry,
+                nr: 1,
+                how,
+            };
+            w.push(&r).unwrap();
+        }
+        w.finish(&Footer::default()).unwrap();
+        let mut data = std::fs::read(&path).unwrap();
+        let mid = data.len() / 2;
+        data[mid] ^= 0x55;
+        let read = |ahead: bool| {
+            let r = TraceReader::new(Box::new(std::io::Cursor::new(data.clone())), "t".into());
+            let r = r.unwrap();
+            let header = r.header().clone();
+            let source = match ahead {
+                true => Source::ahead(r),
+                false => Source::Inline(Box::new(r)),
+            };
+            let mut s = TraceStream::with_source(header, source);
+            assert_eq!(matches!(s.source, Source::Ahead { .. }), ahead);
+            let (mut records, mut positions) = (Vec::new(), Vec::new());
+            while let Some(b) = s.next_batch() {
+                records.extend(b);
+                positions.push(s.position());
+            }
+            let end = s.finish();
+            let problems: Vec<String> = end.problems.iter().map(|p| p.to_string()).collect();
+            (records, positions, problems, end.footer, end.chunks)
+        };
+        let inline = read(false);
+        assert!(!inline.2.is_empty(), "the damage was not seen");
+        assert!(inline.1.len() >= 4, "{} batches", inline.1.len());
+        assert_eq!(read(true), inline);
+    }
 }
