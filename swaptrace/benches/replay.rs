@@ -40,7 +40,7 @@ fn main() {
         let m = replay(&input, p.as_mut());
         let s = t.elapsed().as_secs_f64();
         println!(
-            "{name:<8} {:>6.2} M fault events/s ({:.2} s; {} majors) (target >= 20 M/s)",
+            "{name:<8} {:>6.2} M fault events/s ({:.2} s; {} majors) (issue 19 target >= 50 M/s)",
             m.faults as f64 / s / 1e6,
             s,
             m.pgmajfault
@@ -48,7 +48,7 @@ fn main() {
     }
     let peak = peak_rss_kib();
     println!(
-        "peak RSS {} MiB; model state beyond the input: {:.0} bytes per distinct entry (target <= 64)",
+        "peak RSS {} MiB; model state beyond the input: {:.0} bytes per distinct entry (issue 19 target <= 30)",
         peak / 1024,
         (peak.saturating_sub(rss_input) * 1024) as f64 / pages as f64
     );
