@@ -1,5 +1,5 @@
-//! A killed run leaves nothing behind (issue 18, defect 13): `swaptrace demo`
-//! and an example script (examples/lib.sh) are killed with SIGKILL at
+//! A killed run leaves nothing behind (issue 18, defect 13): `swaptrace demo`,
+//! `record` and an example script (examples/lib.sh) are killed with SIGKILL at
 //! several moments; then `swaptrace lab restore` (or the next live command)
 //! must leave no swap, loop device, cgroup or process of theirs, and every
 //! knob at its old value. Needs root; holds the live-test lock.
@@ -346,4 +346,61 @@ fn killed_example_script_leaves_nothing_after_restore() {
             std::fs::remove_dir_all(e.path()).unwrap();
         }
     }
+}
+
+/// `record -- CMD` killed while it records: the command dies with it, the
+/// journal is cleared by the next restore, and the trace is under its name,
+/// readable up to its last chunk and reported as cut (no footer).
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn killed_record_leaves_its_trace_and_no_process() {
+    let _lock = live("killed_record_leaves_its_trace_and_no_process");
+    let dir = scratch("record");
+    let swap = lab::SwapFile::create(&dir, 1 << 30, None).unwrap();
+    let cg = lab::MemCgroup::create("swaptrace-killed-", 64 << 20).unwrap();
+    let out = dir.join("killed.swt");
+    let mut r = Command::new(EXE)
+        .args(["record", "--quiet", "--json", "-o"])
+        .arg(&out)
+        .arg("--cgroup")
+        .arg(cg.path())
+        .args([
+            "--", EXE, "workload", "--size", "128M", "--passes", "100000",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = r.id();
+    let mut kids = Vec::new();
+    wait_for("the workload", Duration::from_secs(30), || {
+        kids = children(pid);
+        !kids.is_empty() && journal_of(pid).exists()
+    });
+    // A few chunks written (the writer flushes at least once a second).
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: kill(2) of our own child.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
+    r.wait().unwrap();
+    // PR_SET_PDEATHSIG: the workload goes with it, before any restore.
+    wait_for("the workload to die", Duration::from_secs(10), || {
+        kids.iter()
+            .all(|(k, st)| journal::start_time(*k) != Some(*st))
+    });
+    lab_restore();
+    assert!(!journal_of(pid).exists(), "journal left");
+    let t = swaptrace::trace::read_trace(&out).unwrap();
+    assert!(t.footer.is_none());
+    assert!(!t.records.is_empty(), "nothing recorded in 2.5 s");
+    let said: Vec<String> = t.problems.iter().map(|p| p.to_string()).collect();
+    assert!(said.iter().any(|p| p.contains("no footer")), "{said:?}");
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+    drop(cg);
+    drop(swap);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

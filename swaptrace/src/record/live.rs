@@ -251,6 +251,8 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         .or(opts.spawn_cgroup.as_ref())
         .and_then(|d| cgroup_limit(d));
     let mut writer = TraceWriter::create(&opts.output, &head)?;
+    // Under its name from the start: a killed recording leaves its trace.
+    writer.publish()?;
     let mut rec = Recorder::new(head.page_size);
     let started = Instant::now();
 

@@ -97,6 +97,16 @@ impl TraceWriter {
         })
     }
 
+    /// Puts the trace in place now rather than at [`TraceWriter::finish`]
+    /// ([`OutputFile::publish`]): a killed recording leaves it readable.
+    pub fn publish(&mut self) -> Result<(), TraceError> {
+        self.out.flush().map_err(io_err(&self.path))?;
+        if let Some(f) = &mut self.file {
+            f.publish()?;
+        }
+        Ok(())
+    }
+
     pub fn push(&mut self, r: &Record) -> Result<(), TraceError> {
         let (len, st) = (self.buf.len(), self.st.clone());
         encode_record(&mut self.buf, &mut self.st, r);

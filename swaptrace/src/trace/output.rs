@@ -1,6 +1,7 @@
 //! Every file swaptrace writes goes through here: a temporary file in the
 //! target directory (O_CREAT|O_EXCL|O_NOFOLLOW, an unpredictable name,
-//! retried on collision), renamed into place when complete. rename(2) and
+//! retried on collision), renamed into place when complete (a recording:
+//! when it starts, so that a killed one leaves its trace). rename(2) and
 //! link(2) replace or refuse a symlink at the target, never follow it, so a
 //! link planted in a sticky directory is not written through; as root one
 //! is refused outright. An output that is one of the command's inputs (same
@@ -115,6 +116,8 @@ pub struct OutputFile {
     tmp: PathBuf,
     path: PathBuf,
     policy: OutputPolicy,
+    /// Put in place before it was complete ([`OutputFile::publish`]).
+    published: bool,
 }
 
 impl OutputFile {
@@ -137,6 +140,7 @@ impl OutputFile {
                 tmp: PathBuf::new(),
                 path: path.to_path_buf(),
                 policy: policy.clone(),
+                published: false,
             });
         }
         let dir = match path.parent() {
@@ -166,6 +170,7 @@ impl OutputFile {
                         tmp,
                         path: path.to_path_buf(),
                         policy: policy.clone(),
+                        published: false,
                     })
                 }
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
@@ -190,11 +195,27 @@ impl OutputFile {
     /// may be replaced renameat2(RENAME_NOREPLACE) (link(2) where the file
     /// system lacks it), which fails if something appeared meanwhile.
     pub fn commit(mut self) -> Result<(), OutputError> {
-        if self.tmp.as_os_str().is_empty() {
+        if self.tmp.as_os_str().is_empty() && !self.published {
             // Written in place (a device or FIFO).
             return Ok(());
         }
         self.file.sync_all().map_err(io(&self.path))?;
+        self.place()
+    }
+
+    /// Puts the file in place now, while it is still written: a recording,
+    /// so that a killed run leaves its trace under its name, readable up to
+    /// its last chunk. [`OutputFile::commit`] then only syncs it.
+    pub fn publish(&mut self) -> Result<(), OutputError> {
+        self.place()?;
+        self.published = true;
+        Ok(())
+    }
+
+    fn place(&mut self) -> Result<(), OutputError> {
+        if self.tmp.as_os_str().is_empty() {
+            return Ok(());
+        }
         check(&self.path, &self.policy)?;
         let placed = if self.policy.force {
             std::fs::rename(&self.tmp, &self.path)
@@ -309,5 +330,32 @@ mod tests {
         assert!(std::fs::metadata(&path).unwrap().file_type().is_fifo());
         let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "a temporary file was left");
+    }
+
+    /// A published file (a recording) is in place while it is written, is
+    /// kept if the writer dies before committing, and still refuses to
+    /// replace what it may not.
+    #[test]
+    fn a_published_file_is_in_place_at_once_and_survives_a_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.swt");
+        let mut out = OutputFile::create(&path, &OutputPolicy::default(), 0o600).unwrap();
+        out.file().write_all(b"head").unwrap();
+        out.publish().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"head");
+        out.file().write_all(b"+more").unwrap();
+        drop(out);
+        assert_eq!(std::fs::read(&path).unwrap(), b"head+more");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "a temporary file was left");
+        // Without force, a file that appeared meanwhile is not replaced.
+        let other = dir.path().join("u.swt");
+        let mut strict = OutputFile::create(&other, &OutputPolicy::default(), 0o600).unwrap();
+        std::fs::write(&other, b"theirs").unwrap();
+        assert!(matches!(strict.publish(), Err(OutputError::Exists { .. })));
+        drop(strict);
+        assert_eq!(std::fs::read(&other).unwrap(), b"theirs");
+        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 2, "a temporary file was left");
     }
 }
