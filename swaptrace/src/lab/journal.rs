@@ -97,15 +97,22 @@ fn enabled() -> bool {
 /// Start time of a process (clock ticks after boot, field 22 of
 /// /proc/PID/stat), or None when it does not exist.
 pub fn start_time(pid: u32) -> Option<u64> {
-    let s = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: split after the last ')'.
-    let rest = &s[s.rfind(')')? + 1..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    stat(pid).map(|(_, start)| start)
 }
 
-/// Alive: /proc/PID exists with the start time recorded.
+/// A process's state letter and start time, from /proc/PID/stat.
+fn stat(pid: u32) -> Option<(char, u64)> {
+    let s = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: split after the last ')'.
+    let mut rest = s[s.rfind(')')? + 1..].split_whitespace();
+    let state = rest.next()?.chars().next()?;
+    Some((state, rest.nth(18)?.parse().ok()?))
+}
+
+/// Alive: /proc/PID exists with the start time recorded, and is not a
+/// zombie (dead, waiting for its new parent to reap it).
 fn alive(pid: u32, start: u64) -> bool {
-    start_time(pid) == Some(start)
+    stat(pid).is_some_and(|(state, st)| st == start && !matches!(state, 'Z' | 'X'))
 }
 
 /// A random u64 (getrandom(2); /dev/urandom if that fails).
