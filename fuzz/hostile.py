@@ -41,7 +41,9 @@ def case(name, args, damaged=True, expect=None):
     panic = "panicked" in err or code == 101 or (code is not None and code < 0)
     hang = code is None
     err = "\n".join(l for l in err.splitlines() if not l.startswith("Command exited"))
-    said = err.strip().splitlines()[-1][:110] if err.strip() else ""
+    lines = err.strip().splitlines()
+    named_lines = [l for l in lines if "error" in l or "warning" in l or "note:" in l]
+    said = (named_lines or lines or [""])[0][:200]
     named = "warning" in err or "error" in err or "note:" in err
     silent = damaged and code == 0 and not named
     ok = not (panic or hang or silent) and (expect is None or expect(code, err))
@@ -166,7 +168,7 @@ def main():
     case("12: replay --memory-pages 0", ["replay", SAMPLE, "--memory-pages", "0"], False, ok_refused)
     case("12: compare --metric nosuch", ["compare", SAMPLE, SAMPLE, "--metric", "nosuch"], False, ok_refused)
 
-    print("| case | command | exit | panic | hang | peak RSS | silent wrong | ok | what it said (last line) |")
+    print("| case | command | exit | panic | hang | peak RSS | silent wrong | ok | what it said (first warning or error) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, cmd, code, panic, hang, rss, silent, ok, said in rows:
         said = said.replace("|", "\\|").replace(d, "…")

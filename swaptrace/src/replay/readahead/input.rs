@@ -314,7 +314,10 @@ impl InputBuilder {
         if faults || !swapoffs.is_empty() {
             Ok(())
         } else {
-            Err(ReplayError::NothingToReplay)
+            Err(ReplayError::NothingToReplay {
+                unknown_faults: self.unknown_faults,
+                bad_records: self.bad_records,
+            })
         }
     }
 
