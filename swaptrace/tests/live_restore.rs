@@ -172,6 +172,8 @@ fn demo(dir: &Path, loop_device: bool) -> std::process::Child {
     .arg(dir)
     .arg("-o")
     .arg(dir.join("demo.swt"))
+    // A killed run leaves its trace there: the next one replaces it.
+    .arg("--force")
     .stdout(Stdio::null())
     .stderr(Stdio::null());
     if loop_device {
