@@ -1,6 +1,6 @@
 //! Bytes → the trace reader: no panic, bounded chunks, every problem names
-//! an offset inside the input, and the streamed read (with its read-ahead
-//! thread) gives what the whole read gives.
+//! an offset inside the input, and the streamed read gives what the whole
+//! read gives.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -24,7 +24,7 @@ pub const PROBLEMS_MAX: u64 = 1000;
 pub trait TraceInput: Read + Seek + Send {}
 impl<T: Read + Seek + Send> TraceInput for T {}
 
-pub(super) type Item = Result<(ChunkInfo, ChunkBody), TraceError>;
+type Item = Result<(ChunkInfo, ChunkBody), TraceError>;
 
 pub struct TraceReader {
     name: String,

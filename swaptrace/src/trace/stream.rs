@@ -5,15 +5,14 @@
 
 use super::file::{ChunkBody, CHUNK_RECORDS_MAX};
 use super::jsonl::{put_line, ExportStats, JsonlError};
-use super::reader::{Item, TraceReader};
+use super::reader::TraceReader;
 use super::{Footer, Header, Loaded, Record, TraceError};
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::mpsc::{sync_channel, Receiver};
 
 /// A trace being read batch by batch (see the module doc).
 pub struct TraceStream {
-    source: Source,
+    reader: TraceReader,
     header: Header,
     footer: Option<Footer>,
     problems: Vec<TraceError>,
@@ -22,66 +21,6 @@ pub struct TraceStream {
     records: u64,
     /// The most records one batch held (the memory bound, for tests).
     max_batch: usize,
-}
-
-/// Where a stream's chunks come from: the reader itself, or (with a second
-/// core) a thread that reads and decodes the next chunk while the caller
-/// works on this one. At most two chunks wait: memory stays a few chunks.
-enum Source {
-    Inline(Box<TraceReader>),
-    Ahead {
-        rx: Receiver<(Item, (u64, u64))>,
-        /// The reader's position after the chunk last received.
-        pos: (u64, u64),
-    },
-}
-
-/// Inputs smaller than this are read inline: a thread would cost more.
-const READ_AHEAD_MIN: u64 = 1 << 20;
-
-impl Source {
-    fn new(reader: TraceReader) -> Source {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if cores < 2 || reader.position().1 < READ_AHEAD_MIN {
-            return Source::Inline(Box::new(reader));
-        }
-        Source::ahead(reader)
-    }
-
-    fn ahead(reader: TraceReader) -> Source {
-        let (give, take) = sync_channel::<TraceReader>(1);
-        let (tx, rx) = sync_channel(1);
-        let spawned = std::thread::Builder::new()
-            .name("swaptrace-read".into())
-            .spawn(move || {
-                let Ok(mut r) = take.recv() else { return };
-                while let Some(item) = r.next_chunk() {
-                    // The stream was dropped: stop reading.
-                    if tx.send((item, r.position())).is_err() {
-                        return;
-                    }
-                }
-            });
-        if spawned.is_err() {
-            return Source::Inline(Box::new(reader));
-        }
-        let pos = reader.position();
-        match give.send(reader) {
-            Ok(()) => Source::Ahead { rx, pos },
-            Err(e) => Source::Inline(Box::new(e.0)),
-        }
-    }
-
-    fn next_chunk(&mut self) -> Option<Item> {
-        match self {
-            Source::Inline(r) => r.next_chunk(),
-            Source::Ahead { rx, pos } => {
-                let (item, at) = rx.recv().ok()?;
-                *pos = at;
-                Some(item)
-            }
-        }
-    }
 }
 
 /// What a stream found besides its records, once read to the end.
@@ -125,14 +64,9 @@ impl TraceStream {
     }
 
     pub fn new(reader: TraceReader) -> TraceStream {
-        let header = reader.header().clone();
-        TraceStream::with_source(header, Source::new(reader))
-    }
-
-    fn with_source(header: Header, source: Source) -> TraceStream {
         TraceStream {
-            header,
-            source,
+            header: reader.header().clone(),
+            reader,
             footer: None,
             problems: Vec::new(),
             skipped: 0,
@@ -149,7 +83,7 @@ impl TraceStream {
     /// The records of the next good chunk (never empty); None at the end.
     /// Problems and the footer met on the way are kept for [`finish`](Self::finish).
     pub fn next_batch(&mut self) -> Option<Vec<Record>> {
-        while let Some(item) = self.source.next_chunk() {
+        while let Some(item) = self.reader.next_chunk() {
             match item {
                 Ok((_, ChunkBody::Records { records, skipped })) => {
                     self.chunks += 1;
@@ -173,10 +107,7 @@ impl TraceStream {
 
     /// Bytes of the file read so far and its length.
     pub fn position(&self) -> (u64, u64) {
-        match &self.source {
-            Source::Inline(r) => r.position(),
-            Source::Ahead { pos, .. } => *pos,
-        }
+        self.reader.position()
     }
 
     /// Problems found so far.
@@ -254,68 +185,4 @@ pub fn export_jsonl_stream<W: Write>(
         skipped: end.skipped,
         problems: end.problems.iter().map(|p| p.to_string()).collect(),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::trace::{OutKind, SwapEntry, TraceWriter};
-
-    /// The read-ahead thread gives what the reader gives inline, damage,
-    /// positions and all.
-    #[test]
-    fn reading_ahead_changes_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.swt");
-        let h = Header {
-            format_version: crate::trace::FORMAT_VERSION,
-            page_size: 4096,
-            ..Header::default()
-        };
-        let mut w = TraceWriter::create(&path, &h).unwrap();
-        for i in 0..300_000u64 {
-            let entry = SwapEntry {
-                dev: 0,
-                offset: i * 7 % 100_003,
-            };
-            let how = OutKind::Io;
-            let r = Record::SwapOut {
-                ts: i,
-                tid: 1,
-                mm: 1,
-                vaddr: i << 12,
-                entry,
-                nr: 1,
-                how,
-            };
-            w.push(&r).unwrap();
-        }
-        w.finish(&Footer::default()).unwrap();
-        let mut data = std::fs::read(&path).unwrap();
-        let mid = data.len() / 2;
-        data[mid] ^= 0x55;
-        let read = |ahead: bool| {
-            let r = TraceReader::new(Box::new(std::io::Cursor::new(data.clone())), "t".into());
-            let r = r.unwrap();
-            let header = r.header().clone();
-            let source = match ahead {
-                true => Source::ahead(r),
-                false => Source::Inline(Box::new(r)),
-            };
-            let mut s = TraceStream::with_source(header, source);
-            assert_eq!(matches!(s.source, Source::Ahead { .. }), ahead);
-            let (mut records, mut positions) = (Vec::new(), Vec::new());
-            while let Some(b) = s.next_batch() {
-                records.extend(b);
-                positions.push(s.position());
-            }
-            let end = s.finish();
-            let problems: Vec<String> = end.problems.iter().map(|p| p.to_string()).collect();
-            (records, positions, problems, end.footer, end.chunks)
-        };
-        let inline = read(false);
-        assert!(!inline.2.is_empty(), "the damage was not seen");
-        assert!(inline.1.len() >= 4, "{} batches", inline.1.len());
-        assert_eq!(read(true), inline);
-    }
 }
