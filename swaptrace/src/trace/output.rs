@@ -113,11 +113,20 @@ fn special(path: &Path) -> bool {
 #[derive(Debug)]
 pub struct OutputFile {
     file: File,
-    tmp: PathBuf,
+    at: At,
     path: PathBuf,
     policy: OutputPolicy,
-    /// Put in place before it was complete ([`OutputFile::publish`]).
-    published: bool,
+}
+
+/// Where an [`OutputFile`]'s bytes go.
+#[derive(Debug)]
+enum At {
+    /// A temporary file beside the target, renamed over it at commit.
+    Temp(PathBuf),
+    /// The target itself, an existing device or FIFO: never synced or renamed.
+    Special,
+    /// The target, renamed into place early ([`OutputFile::publish`]).
+    Placed,
 }
 
 impl OutputFile {
@@ -137,10 +146,9 @@ impl OutputFile {
                 .map_err(io(path))?;
             return Ok(OutputFile {
                 file,
-                tmp: PathBuf::new(),
+                at: At::Special,
                 path: path.to_path_buf(),
                 policy: policy.clone(),
-                published: false,
             });
         }
         let dir = match path.parent() {
@@ -167,10 +175,9 @@ impl OutputFile {
                 Ok(file) => {
                     return Ok(OutputFile {
                         file,
-                        tmp,
+                        at: At::Temp(tmp),
                         path: path.to_path_buf(),
                         policy: policy.clone(),
-                        published: false,
                     })
                 }
                 Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
@@ -195,8 +202,8 @@ impl OutputFile {
     /// may be replaced renameat2(RENAME_NOREPLACE) (link(2) where the file
     /// system lacks it), which fails if something appeared meanwhile.
     pub fn commit(mut self) -> Result<(), OutputError> {
-        if self.tmp.as_os_str().is_empty() && !self.published {
-            // Written in place (a device or FIFO).
+        if let At::Special = self.at {
+            // fsync(2) of a device or FIFO is EINVAL, and there is nothing to rename.
             return Ok(());
         }
         self.file.sync_all().map_err(io(&self.path))?;
@@ -207,24 +214,23 @@ impl OutputFile {
     /// so that a killed run leaves its trace under its name, readable up to
     /// its last chunk. [`OutputFile::commit`] then only syncs it.
     pub fn publish(&mut self) -> Result<(), OutputError> {
-        self.place()?;
-        self.published = true;
-        Ok(())
+        self.place()
     }
 
+    /// Renames the temporary file over the target (nothing to do otherwise).
     fn place(&mut self) -> Result<(), OutputError> {
-        if self.tmp.as_os_str().is_empty() {
+        let At::Temp(tmp) = &self.at else {
             return Ok(());
-        }
+        };
         check(&self.path, &self.policy)?;
         let placed = if self.policy.force {
-            std::fs::rename(&self.tmp, &self.path)
+            std::fs::rename(tmp, &self.path)
         } else {
-            rename_noreplace(&self.tmp, &self.path)
+            rename_noreplace(tmp, &self.path)
         };
         match placed {
             Ok(()) => {
-                self.tmp = PathBuf::new();
+                self.at = At::Placed;
                 Ok(())
             }
             Err(e) if e.kind() == ErrorKind::AlreadyExists => Err(OutputError::Exists {
@@ -237,8 +243,8 @@ impl OutputFile {
 
 impl Drop for OutputFile {
     fn drop(&mut self) {
-        if !self.tmp.as_os_str().is_empty() {
-            let _ = std::fs::remove_file(&self.tmp);
+        if let At::Temp(tmp) = &self.at {
+            let _ = std::fs::remove_file(tmp);
         }
     }
 }
@@ -280,6 +286,11 @@ mod tests {
     use std::io::Write;
     use std::os::unix::fs::PermissionsExt;
 
+    /// Files in `dir`: the outputs, and any temporary file left beside them.
+    fn entries(dir: &Path) -> usize {
+        std::fs::read_dir(dir).unwrap().count()
+    }
+
     #[test]
     fn a_file_that_appears_meanwhile_is_not_replaced_and_nothing_is_left() {
         let dir = tempfile::tempdir().unwrap();
@@ -289,8 +300,7 @@ mod tests {
         std::fs::write(&path, b"theirs").unwrap();
         assert!(matches!(out.commit(), Err(OutputError::Exists { .. })));
         assert_eq!(std::fs::read(&path).unwrap(), b"theirs");
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(names.len(), 1, "the temporary file is removed");
+        assert_eq!(entries(dir.path()), 1, "the temporary file is removed");
     }
 
     #[test]
@@ -304,8 +314,7 @@ mod tests {
         assert_eq!(mode, 0o600);
         let other = dir.path().join("u.swt");
         drop(OutputFile::create(&other, &OutputPolicy::default(), 0o600).unwrap());
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(names.len(), 1);
+        assert_eq!(entries(dir.path()), 1);
     }
 
     /// A FIFO (as /dev/null or a pipe) is written in place, without
@@ -323,13 +332,14 @@ mod tests {
             let path = path.clone();
             std::thread::spawn(move || std::fs::read(path).unwrap())
         };
-        let out = OutputFile::create(&path, &OutputPolicy::default(), 0o600).unwrap();
+        let mut out = OutputFile::create(&path, &OutputPolicy::default(), 0o600).unwrap();
         out.file().write_all(b"through").unwrap();
+        // As a recording does: published early, then committed (no fsync).
+        out.publish().unwrap();
         out.commit().unwrap();
         assert_eq!(reader.join().unwrap(), b"through");
         assert!(std::fs::metadata(&path).unwrap().file_type().is_fifo());
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(names.len(), 1, "a temporary file was left");
+        assert_eq!(entries(dir.path()), 1, "a temporary file was left");
     }
 
     /// A published file (a recording) is in place while it is written, is
@@ -346,8 +356,7 @@ mod tests {
         out.file().write_all(b"+more").unwrap();
         drop(out);
         assert_eq!(std::fs::read(&path).unwrap(), b"head+more");
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(names.len(), 1, "a temporary file was left");
+        assert_eq!(entries(dir.path()), 1, "a temporary file was left");
         // Without force, a file that appeared meanwhile is not replaced.
         let other = dir.path().join("u.swt");
         let mut strict = OutputFile::create(&other, &OutputPolicy::default(), 0o600).unwrap();
@@ -355,7 +364,6 @@ mod tests {
         assert!(matches!(strict.publish(), Err(OutputError::Exists { .. })));
         drop(strict);
         assert_eq!(std::fs::read(&other).unwrap(), b"theirs");
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-        assert_eq!(names.len(), 2, "a temporary file was left");
+        assert_eq!(entries(dir.path()), 2, "a temporary file was left");
     }
 }
