@@ -34,8 +34,12 @@ pub mod kind {
     pub const KHUGEPAGED_SCAN: u8 = 17;
     /// A collapse attempt ended (`mm_collapse_huge_page`).
     pub const COLLAPSE: u8 = 18;
+    /// A process forked a new address space (`sched_process_fork`): `mm`
+    /// the child's, `entry` the parent's. No record of its own: it joins
+    /// the child's swap-ins to the parent's swap-outs of the pages they share.
+    pub const FORK: u8 = 19;
     /// One past the largest kind.
-    pub const COUNT: usize = 19;
+    pub const COUNT: usize = 20;
 
     /// The trace record an event of kind `k` becomes ([`super::names`]),
     /// "unknown" for none.
@@ -56,6 +60,8 @@ pub mod kind {
             ZAP => names::ZAP,
             KHUGEPAGED_SCAN => names::KHUGEPAGED_SCAN,
             COLLAPSE => names::COLLAPSE,
+            // A lost fork leaves swap-ins unjoined.
+            FORK => names::SWAP_FAULT,
             _ => "unknown",
         }
     }
@@ -180,6 +186,8 @@ macro_rules! kernel_constants {
             K_VMF_ADDRESS = u64::MAX,
             K_VMF_ORIG_PTE = u64::MAX,
             K_VMF_VMA = u64::MAX,
+            /// `vm_fault.flags` (`FAULT_FLAG_WRITE` is bit 0).
+            K_VMF_FLAGS = u64::MAX,
             /// `PG_readahead` of `enum pageflags` (the bit
             /// `swap_update_readahead()` tests and clears, 6.18+).
             K_PG_READAHEAD = u64::MAX,
@@ -234,6 +242,8 @@ pub mod flag {
     pub const MEMCG: u8 = 1 << 5;
     /// ZAP: in an exiting task (`exit_mmap()`).
     pub const EXITING: u8 = 1 << 6;
+    /// SWAP_FAULT: a write fault (`FAULT_FLAG_WRITE`).
+    pub const WRITE: u8 = 1 << 7;
 }
 
 /// Flags of RA_WINDOW, CACHE_LOOKUP and ZSWAP_OP events.

@@ -7,7 +7,7 @@
 use crate::konst::{
     K_CI_SIZE, K_FOLIO_FLAGS, K_FOLIO_SWAP, K_LAST_RA_ADDR, K_PG_READAHEAD, K_RA_HITS_ADDR,
     K_READS_OUTSIDE, K_SI_CLUSTER_INFO, K_SI_TYPE, K_SWAPFILE_CLUSTER, K_VMA_MM, K_VMF_ADDRESS,
-    K_VMF_ORIG_PTE, K_VMF_VMA, K_ZSWAP_RET_INT,
+    K_VMF_FLAGS, K_VMF_ORIG_PTE, K_VMF_VMA, K_ZSWAP_RET_INT,
 };
 use crate::swap::{
     count_lost, emit, event, g, known, read_u64, selected, tid, BPF_RB_AVAIL_DATA,
@@ -528,6 +528,9 @@ const WAS_MAJOR: u64 = 1;
 /// Stash.d bit: count_memcg_events gave the kind of this fault's reads;
 /// I/O pages in d bits 16..32, zero pages 32..48, zswap loads 48..64.
 const KINDS: u64 = 2;
+/// The fault writes: `FAULT_FLAG_WRITE` at entry (do_swap_page clears it
+/// once it has mapped the page writable).
+const WRITES: u64 = 4;
 const IO_SHIFT: u64 = 16;
 const ZERO_SHIFT: u64 = 32;
 const ZSWAP_SHIFT: u64 = 48;
@@ -549,12 +552,14 @@ fn fault_enter(vmf: u64) {
             return;
         }
     }
+    // FAULT_FLAG_WRITE; the flags are an enum (4 bytes), low half of the word.
+    let writes = read_u64(vmf, g(&K_VMF_FLAGS)).unwrap_or(0) & 1 != 0;
     let s = Stash {
         ts: unsafe { bpf_ktime_get_ns() },
         a: vmf,
         b: 0,
         c: pte,
-        d: 0,
+        d: if writes { WRITES } else { 0 },
     };
     let _ = STASH.insert(key(FAULT), s, 0);
 }
@@ -638,6 +643,9 @@ fn fault_exit(ret: u64, flags: u8) {
     ev.flags = flags | exact::ENTRY;
     if ret & VM_FAULT_MAJOR != 0 || s.d & WAS_MAJOR != 0 {
         ev.flags |= swaptrace_common::flag::MAJOR;
+    }
+    if s.d & WRITES != 0 {
+        ev.flags |= swaptrace_common::flag::WRITE;
     }
     emit(ev);
 }

@@ -80,6 +80,8 @@ struct TaskState {
     out_kind: u8,
     /// The task whose state this slot holds.
     tid: u32,
+    /// The fault writes (x86 `X86_PF_WRITE` in its error code).
+    write: u8,
 }
 
 const EMPTY: TaskState = TaskState {
@@ -94,6 +96,7 @@ const EMPTY: TaskState = TaskState {
     reclaim_depth: 0,
     out_kind: 0,
     tid: 0,
+    write: 0,
 };
 
 /// This task's state, if its slot holds it.
@@ -311,7 +314,10 @@ pub(crate) fn event(k: u8, ts: u64) -> Ev {
     }
 }
 
-fn on_fault(addr: u64) {
+/// `X86_PF_WRITE` of a page fault's error code.
+const PF_WRITE: u64 = 1 << 1;
+
+fn on_fault(addr: u64, error_code: u64) {
     if !selected() {
         return;
     }
@@ -327,6 +333,7 @@ fn on_fault(addr: u64) {
         s.zero_reads = 0;
         s.zswap_loads = 0;
         s.major = 0;
+        s.write = (error_code & PF_WRITE != 0) as u8;
         s.fault_active = 1;
     }
     if filtering() {
@@ -340,7 +347,7 @@ fn on_fault(addr: u64) {
 /// Args: (address, regs, error_code).
 #[raw_tracepoint(tracepoint = "page_fault_user")]
 pub fn page_fault_user(ctx: RawTracePointContext) -> i32 {
-    on_fault(ctx.arg::<u64>(0));
+    on_fault(ctx.arg::<u64>(0), ctx.arg::<u64>(2));
     0
 }
 
@@ -349,7 +356,7 @@ pub fn page_fault_user(ctx: RawTracePointContext) -> i32 {
 pub fn page_fault_kernel(ctx: RawTracePointContext) -> i32 {
     let addr = ctx.arg::<u64>(0);
     if addr < USER_TOP {
-        on_fault(addr);
+        on_fault(addr, ctx.arg::<u64>(2));
     }
     0
 }
@@ -511,7 +518,30 @@ fn fault_done() {
     if s.major != 0 {
         ev.flags = flag::MAJOR;
     }
+    if s.write != 0 {
+        ev.flags |= flag::WRITE;
+    }
     emit(ev);
+}
+
+/// Args: (parent, child). A fork that copied the address space: the
+/// recorder joins the child's swap-ins to the parent's swap-outs.
+#[raw_tracepoint(tracepoint = "sched_process_fork")]
+pub fn process_fork(ctx: RawTracePointContext) -> i32 {
+    if !selected() {
+        return 0;
+    }
+    let off = g(&K_TASK_MM);
+    let parent = read_u64(ctx.arg::<u64>(0), off).unwrap_or(0);
+    let child = read_u64(ctx.arg::<u64>(1), off).unwrap_or(0);
+    if parent == 0 || child == 0 || parent == child {
+        return 0;
+    }
+    let mut ev = event(kind::FORK, unsafe { bpf_ktime_get_ns() });
+    ev.mm = child;
+    ev.entry = parent;
+    emit(ev);
+    0
 }
 
 /// Args: (folio). Every folio written out by reclaim, I/O or not.

@@ -175,6 +175,7 @@ pub fn generate(spec: &SynthSpec, mut emit: impl FnMut(Record)) {
             pages_read: 0,
             zero_reads: 0,
             zswap_loads: 0,
+            write: false,
         });
     }
 }

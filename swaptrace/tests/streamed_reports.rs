@@ -91,6 +91,7 @@ fn mixed_trace(path: &Path, n: u64, seed: u64) {
                 pages_read: (v % 9) as u32,
                 zero_reads: 0,
                 zswap_loads: 0,
+                write: false,
             },
             4 => Record::RaWindow {
                 ts,

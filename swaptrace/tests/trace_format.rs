@@ -49,6 +49,7 @@ fn records(n: u64) -> Vec<Record> {
             pages_read: (x % 9) as u32,
             zero_reads: 0,
             zswap_loads: 0,
+            write: false,
         });
     }
     out

@@ -1,5 +1,6 @@
 //! `cargo xtask demo`: records the built-in swap workload here, or, where
 //! that needs root it does not have, reports, replays and plots the sample.
+//! `cargo xtask fidelity`: the replay's fidelity on workload shapes.
 
 use crate::cmd::{is_root, root, run};
 use anyhow::Result;
@@ -33,4 +34,15 @@ pub fn demo(args: &[String]) -> Result<()> {
             .arg(&plots))?;
     }
     Ok(())
+}
+
+/// Builds and runs `swaptrace lab fidelity ARGS` (root).
+pub fn fidelity(args: &[String]) -> Result<()> {
+    if !is_root() {
+        anyhow::bail!("fidelity records live runs: it needs root");
+    }
+    run(Command::new("cargo").args(["build", "--release", "-p", "swaptrace"]))?;
+    run(Command::new(root().join("target/release/swaptrace"))
+        .args(["lab", "fidelity"])
+        .args(args))
 }

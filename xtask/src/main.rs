@@ -1,4 +1,4 @@
-//! Developer tasks: `cargo xtask setup | demo | test | bench [--jobs | --scale] | dist | guest-test | readme`.
+//! Developer tasks: `cargo xtask setup | demo | fidelity | test | bench [--jobs | --scale] | dist | guest-test | readme`.
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
@@ -28,6 +28,14 @@ enum Task {
     /// Set up, build, and record the built-in swap workload on this host.
     Demo {
         /// Passed to `swaptrace demo`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Set up, build, and run `swaptrace lab fidelity` (root): workload
+    /// shapes recorded under cluster and VMA readahead, each trace replayed
+    /// through both policies, own-policy errors and cross-predictions.
+    Fidelity {
+        /// Passed to `swaptrace lab fidelity` (--runs, --shapes, --json…).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
@@ -85,6 +93,7 @@ fn main() -> Result<ExitCode> {
     match cli.cmd {
         Task::Setup => Ok(ExitCode::SUCCESS),
         Task::Demo { args } => demo::demo(&args).map(|()| ExitCode::SUCCESS),
+        Task::Fidelity { args } => demo::fidelity(&args).map(|()| ExitCode::SUCCESS),
         Task::Test { args } => test::test(&args),
         Task::Bench { jobs, args, .. } => cmd::run(
             Command::new("cargo")

@@ -44,6 +44,21 @@ pub fn test(args: &[String]) -> Result<ExitCode> {
         eprintln!("xtask: not root: the dist artifact is not run");
         false
     };
+    // The replay's fidelity, short: one run per shape and policy; the
+    // kernel's own policy within a loose bound on I/O and major faults (the
+    // targets and the full table: `cargo xtask fidelity`).
+    if built {
+        run(Command::new(root().join("target/dist/swaptrace")).args([
+            "lab",
+            "fidelity",
+            "--runs",
+            "1",
+            "--max-own-pct",
+            "25",
+        ]))?;
+    } else {
+        eprintln!("xtask: not root: the fidelity runs do not run");
+    }
     // A short run of each fuzz target (fuzz/): no panic, hang or
     // allocation over the RSS limit on hostile traces and JSON Lines.
     fuzz_short()?;

@@ -33,6 +33,8 @@ pub struct Args {
     /// Write every Nth page with zeros (swapped out without I/O); 0 = none.
     #[arg(long, default_value_t = 0)]
     zero_every: u32,
+    #[command(flatten)]
+    shape: super::workload::Shape,
     /// Print JSON instead of the tables.
     #[arg(long)]
     json: bool,
@@ -67,14 +69,13 @@ pub fn run(a: Args) -> Result<()> {
     let r = swaptrace::record::run_demo(
         &exe,
         &swaptrace::record::DemoOptions {
-            workload: WorkloadSpec {
+            workload: a.shape.apply(WorkloadSpec {
                 size_bytes: a.size,
                 pattern: a.pattern,
-                passes: 1,
                 seed: 1,
                 zero_every: a.zero_every,
                 ..WorkloadSpec::default()
-            },
+            }),
             limit_bytes: a.limit,
             swap_bytes: a.swap_size,
             swap_dir: a.swap_dir,

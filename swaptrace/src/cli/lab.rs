@@ -51,6 +51,10 @@ enum Cmd {
         #[arg(long)]
         owner: Option<u32>,
     },
+    /// Record workload shapes under cluster and VMA readahead, replay
+    /// each trace through both policies, and print how close each comes
+    /// to its own runs and to the other policy's (root; several minutes).
+    Fidelity(super::fidelity::Args),
     /// Make a memory cgroup (v1) limited to BYTES; prints its path.
     Cgroup {
         #[arg(value_parser = super::parse_size_arg)]
@@ -115,6 +119,7 @@ pub fn run(a: Args) -> Result<()> {
             println!("{}", sf.path().display());
             sf.keep();
         }
+        Cmd::Fidelity(f) => super::fidelity::run(f)?,
         Cmd::Cgroup { bytes, owner } => {
             own(owner)?;
             let cg = lab::MemCgroup::create("swaptrace-lab-", bytes)?;

@@ -5,6 +5,7 @@ mod compare;
 mod demo;
 mod doctor;
 mod export;
+mod fidelity;
 mod hist;
 mod import;
 mod info;

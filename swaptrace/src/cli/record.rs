@@ -93,6 +93,7 @@ fn run_checked(a: Args) -> Result<()> {
         progress: !a.json,
         quiet: a.quiet,
         verbose: a.verbose,
+        stdout_to_stderr: a.json,
         ..Default::default()
     })?;
     print_recorded(&r, a.json)

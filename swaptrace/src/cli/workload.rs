@@ -1,7 +1,41 @@
 //! `swaptrace workload`: the built-in, deterministic swap workload.
 
 use anyhow::Result;
-use swaptrace::workload::{self, Pattern, WorkloadSpec};
+use swaptrace::workload::{self, Pattern, ReadOrder, WorkloadSpec};
+
+/// How many processes run the workload and how they read (shared by
+/// `workload` and `demo`).
+#[derive(clap::Args)]
+pub struct Shape {
+    /// Read passes over the memory.
+    #[arg(long, default_value_t = 1)]
+    pub passes: u32,
+    /// Processes that run together, each on its own SIZE (seeds SEED,
+    /// SEED+1, …): all write, then all read back.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub procs: u32,
+    /// Order of the read passes: address or random (another permutation
+    /// each pass).
+    #[arg(long, default_value = "address")]
+    pub read_order: ReadOrder,
+    /// After writing, fork: the child reads the pages it shares with its
+    /// parent (copy-on-write), the parent waits.
+    #[arg(long)]
+    pub fork_read: bool,
+}
+
+impl Shape {
+    /// `spec` with this shape.
+    pub fn apply(&self, spec: WorkloadSpec) -> WorkloadSpec {
+        WorkloadSpec {
+            passes: self.passes,
+            procs: self.procs,
+            read_order: self.read_order,
+            fork_read: self.fork_read,
+            ..spec
+        }
+    }
+}
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -11,9 +45,8 @@ pub struct Args {
     /// seq, random, shuffled-blocks:K or strided:K.
     #[arg(long, default_value = "shuffled-blocks:16")]
     pattern: Pattern,
-    /// Read passes over the memory.
-    #[arg(long, default_value_t = 1)]
-    passes: u32,
+    #[command(flatten)]
+    shape: Shape,
     /// Seed of the pseudo-random orders.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -45,10 +78,9 @@ pub struct Args {
 }
 
 pub fn run(a: Args) -> Result<()> {
-    let spec = WorkloadSpec {
+    let spec = a.shape.apply(WorkloadSpec {
         size_bytes: a.size,
         pattern: a.pattern,
-        passes: a.passes,
         seed: a.seed,
         zero_every: a.zero_every,
         hold: a.hold,
@@ -57,7 +89,8 @@ pub fn run(a: Args) -> Result<()> {
         skip_every: a.skip_every,
         thp: a.thp,
         hold_after: a.hold_after,
-    };
+        ..WorkloadSpec::default()
+    });
     let r = workload::run(&spec)?;
     if a.json {
         return super::print_json(&r);

@@ -298,6 +298,7 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     put(K_VMF_ADDRESS, off("vm_fault", "address"));
     put(K_VMF_ORIG_PTE, off("vm_fault", "orig_pte"));
     put(K_VMF_VMA, off("vm_fault", "vma"));
+    put(K_VMF_FLAGS, off("vm_fault", "flags"));
     put(
         K_PG_READAHEAD,
         btf.enum_value(Some("pageflags"), "PG_readahead")

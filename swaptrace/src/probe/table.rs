@@ -137,6 +137,7 @@ const FAULT_TPS: &[Req] = &[
     Req::Tracepoint("page_fault_user", &["address", "regs", "error_code"]),
     Req::Tracepoint("rss_stat", &["mm", "member"]),
     Req::Tracepoint("count_memcg_events", &["memcg", "item", "val"]),
+    Req::Tracepoint("sched_process_fork", &["parent", "child"]),
     Req::Member("task_struct", "mm"),
     Req::VmEvent("PGMAJFAULT"),
     Req::VmEvent("PGFAULT"),
@@ -152,6 +153,8 @@ const FAULT_PROGS: &[Prog] = &[
     p("page_fault_kernel", RawTracepoint, "page_fault_kernel"),
     p("count_memcg_events", RawTracepoint, "count_memcg_events"),
     p("rss_stat", RawTracepoint, "rss_stat"),
+    // Forks join a child's swap-ins to its parent's swap-outs.
+    p("process_fork", RawTracepoint, "sched_process_fork"),
     // Reclaim brackets keep reclaim inside a fault from looking like a swap-in.
     p(
         "direct_reclaim_begin",

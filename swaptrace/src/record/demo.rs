@@ -46,6 +46,15 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
             cmd.push(flag.into());
         }
     }
+    if w.procs > 1 {
+        cmd.extend(["--procs".into(), w.procs.to_string()]);
+    }
+    if w.read_order != crate::workload::ReadOrder::Address {
+        cmd.extend(["--read-order".into(), w.read_order.to_string()]);
+    }
+    if w.fork_read {
+        cmd.push("--fork-read".into());
+    }
     if w.fill > 0 {
         cmd.extend(["--fill".into(), w.fill.to_string()]);
     }
@@ -74,6 +83,8 @@ pub fn run_demo(exe: &Path, o: &DemoOptions) -> Result<Recorded, RecordError> {
         command: workload_command(exe, &o.workload),
         spawn_cgroup: Some(cg.path().to_path_buf()),
         progress: o.progress,
+        // Its summary line joins ours on stderr: stdout may carry JSON.
+        stdout_to_stderr: true,
         ..RecordOptions::default()
     })
 }

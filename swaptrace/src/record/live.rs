@@ -52,6 +52,9 @@ pub struct RecordOptions {
     pub quiet: bool,
     /// The eBPF side's anomaly log on stderr (aya-log warnings).
     pub verbose: bool,
+    /// The command's standard output goes to our standard error (when
+    /// ours carries JSON).
+    pub stdout_to_stderr: bool,
 }
 
 /// What a finished recording reports.
@@ -265,6 +268,9 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             }
             // A killed recorder takes its workload along.
             lab::die_with_parent(&mut cmd);
+            if opts.stdout_to_stderr {
+                cmd.stdout(std::io::stderr());
+            }
             let child = tokio::process::Command::from(cmd)
                 .spawn()
                 .map_err(|source| RecordError::Io {

@@ -40,8 +40,14 @@ pub struct Recorder {
     /// MM_SWAPENTS last seen by a zap event, per kernel mm: a rise is a
     /// swap-out in the owner's context (MADV_PAGEOUT), not a free.
     swapents: HashMap<u64, i64>,
+    /// Kernel mm -> the mm it was forked from, and back.
+    forked_from: HashMap<u64, u64>,
+    forks: HashMap<u64, Vec<u64>>,
     pub summary: Summary,
 }
+
+/// How many forks up a swap-in looks for the swap-out of a shared page.
+const FORK_DEPTH: usize = 8;
 
 fn comm(c: &[u8; 16]) -> String {
     let end = c.iter().position(|&b| b == 0).unwrap_or(c.len());
@@ -65,6 +71,27 @@ impl Recorder {
             out.push(Record::AddressSpace { mm: next, pid });
             next
         })
+    }
+
+    /// The entry of a page shared through fork (copy-on-write): the
+    /// swap-out was resolved to another address space of the family (the
+    /// first VMA on the anon_vma), an ancestor's or a child's.
+    fn shared_entry(&self, mm: u64, vpage: u64) -> Option<SwapEntry> {
+        let at = |m: &u64| {
+            let id = *self.mms.get(m)?;
+            self.slots.get(&(id, vpage)).copied()
+        };
+        let mut m = mm;
+        for _ in 0..FORK_DEPTH {
+            let Some(p) = self.forked_from.get(&m) else {
+                break;
+            };
+            if let Some(e) = at(p) {
+                return Some(e);
+            }
+            m = *p;
+        }
+        self.forks.get(&mm)?.iter().find_map(at)
     }
 
     /// A Task record the first time a thread is seen.
@@ -126,7 +153,11 @@ impl Recorder {
                 } else {
                     // Joined. The slot stays: after a read fault the page keeps
                     // its entry, and a fault after a clean reclaim reads it again.
-                    self.slots.get(&(mm, ev.addr >> self.page_shift)).copied()
+                    let vpage = ev.addr >> self.page_shift;
+                    self.slots
+                        .get(&(mm, vpage))
+                        .copied()
+                        .or_else(|| self.shared_entry(ev.mm, vpage))
                 };
                 let (zero_reads, zswap_loads) = if ev.flags & exact::ENTRY != 0 {
                     // Split by kind only where count_memcg_events saw the reads.
@@ -149,6 +180,7 @@ impl Recorder {
                     pages_read: ev.nr,
                     zero_reads,
                     zswap_loads,
+                    write: ev.flags & flag::WRITE != 0,
                 })
             }
             kind::SWAP_READ => Some(Record::SwapRead {
@@ -257,6 +289,16 @@ impl Recorder {
                     },
                     ret: exit.then_some(ev.entry as i64),
                 })
+            }
+            kind::FORK => {
+                if let Some(old) = self.forked_from.insert(ev.mm, ev.entry) {
+                    // The child's mm was freed and reused since.
+                    if let Some(v) = self.forks.get_mut(&old) {
+                        v.retain(|&c| c != ev.mm);
+                    }
+                }
+                self.forks.entry(ev.entry).or_default().push(ev.mm);
+                None
             }
             _ => None,
         };
@@ -375,6 +417,54 @@ mod tests {
         assert_eq!((s.swap_outs, s.swap_out_io, s.fault_pages_read), (1, 1, 8));
     }
 
+    /// A page swapped out under the parent's mm and faulted in a forked
+    /// child (or a grandchild) joins the parent's swap-out; a stranger at
+    /// the same address does not.
+    #[test]
+    fn swap_ins_of_pages_shared_by_fork_join_the_family_swap_out() {
+        let (parent, child, grandchild, stranger) = (0x1000u64, 0x2000, 0x3000, 0x4000);
+        let mut r = Recorder::new(4096);
+        let mut out = Vec::new();
+        let mut o = ev(kind::SWAP_OUT);
+        (o.mm, o.addr, o.entry, o.nr) = (parent, 0x7f00_0000_3000, (1u64 << 58) | 42, 1);
+        r.ingest(&o, &mut out);
+        for (p, c) in [(parent, child), (child, grandchild)] {
+            let mut f = ev(kind::FORK);
+            (f.mm, f.entry) = (c, p);
+            r.ingest(&f, &mut out);
+        }
+        let fault = |mm: u64, write: bool, r: &mut Recorder| {
+            let mut f = ev(kind::SWAP_FAULT);
+            (f.mm, f.addr) = (mm, 0x7f00_0000_3008);
+            f.flags = if write { flag::WRITE } else { 0 };
+            let mut out = Vec::new();
+            r.ingest(&f, &mut out);
+            match out.pop() {
+                Some(Record::SwapFault { entry, write, .. }) => (entry, write),
+                other => panic!("{other:?}"),
+            }
+        };
+        let e = Some(SwapEntry { dev: 1, offset: 42 });
+        assert_eq!(fault(child, false, &mut r), (e, false));
+        assert_eq!(fault(grandchild, true, &mut r), (e, true));
+        assert_eq!(fault(stranger, false, &mut r), (None, false));
+        // The other way: swapped out under the child, faulted by the parent.
+        let mut o2 = o;
+        (o2.mm, o2.addr, o2.entry) = (child, 0x7f00_0000_5000, (1u64 << 58) | 43);
+        r.ingest(&o2, &mut out);
+        let mut f = ev(kind::SWAP_FAULT);
+        (f.mm, f.addr) = (parent, 0x7f00_0000_5000);
+        let mut out = Vec::new();
+        r.ingest(&f, &mut out);
+        assert!(matches!(
+            out.last(),
+            Some(Record::SwapFault {
+                entry: Some(SwapEntry { offset: 43, .. }),
+                ..
+            })
+        ));
+    }
+
     #[test]
     fn a_range_free_becomes_a_batch_of_consecutive_entries() {
         let mut r = Recorder::new(4096);
@@ -413,7 +503,8 @@ mod tests {
 
     #[test]
     fn every_event_kind_becomes_the_record_of_its_name() {
-        for k in 1..kind::COUNT as u8 {
+        // A fork makes no record: it joins later swap-ins.
+        for k in (1..kind::COUNT as u8).filter(|&k| k != kind::FORK) {
             let mut r = Recorder::new(4096);
             let mut out = Vec::new();
             if k == kind::FREE_BATCH {

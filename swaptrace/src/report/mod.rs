@@ -4,6 +4,7 @@
 mod check;
 mod compare;
 mod doctor;
+pub mod fidelity;
 mod free;
 mod info;
 mod khugepaged;

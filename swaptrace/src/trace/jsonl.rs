@@ -426,6 +426,7 @@ mod tests {
                 pages_read: 8,
                 zero_reads: 1,
                 zswap_loads: 2,
+                write: false,
             },
             Record::SwapFault {
                 ts: 3_100,
@@ -438,6 +439,7 @@ mod tests {
                 pages_read: 0,
                 zero_reads: 0,
                 zswap_loads: 0,
+                write: false,
             },
             Record::SwapRead {
                 ts: 3_200,

@@ -167,6 +167,9 @@ pub enum Record {
         pages_read: u32,
         zero_reads: u32,
         zswap_loads: u32,
+        /// A write fault (false also where the recording did not tell).
+        #[serde(default)]
+        write: bool,
     },
     /// Swap reads outside a fault (swapoff, GUP).
     SwapRead {

@@ -300,6 +300,7 @@ columns! {
     pages_read: i64, i64, DataType::Int64;
     zero_reads: i64, i64, DataType::Int64;
     zswap_loads: i64, i64, DataType::Int64;
+    write: bool, bool, DataType::Boolean;
     begin: bool, bool, DataType::Boolean;
     memcg: bool, bool, DataType::Boolean;
     nr_reclaimed: i64, i64, DataType::Int64;
@@ -407,6 +408,7 @@ fn row(r: &Record) -> Row<'_> {
             pages_read,
             zero_reads,
             zswap_loads,
+            write,
         } => Row {
             ts: w(*ts),
             dur_ns: n(*dur_ns),
@@ -419,6 +421,7 @@ fn row(r: &Record) -> Row<'_> {
             pages_read: n(*pages_read),
             zero_reads: n(*zero_reads),
             zswap_loads: n(*zswap_loads),
+            write: Some(*write),
             ..Row::default()
         },
         Record::SwapRead { ts, tid, how, nr } => Row {

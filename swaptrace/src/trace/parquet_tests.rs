@@ -33,6 +33,7 @@ fn records() -> Vec<Record> {
             pages_read: 8,
             zero_reads: 0,
             zswap_loads: 0,
+            write: false,
         },
         Record::FreeBatch {
             ts: 3_000,

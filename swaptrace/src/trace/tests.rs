@@ -47,6 +47,7 @@ fn one_of_each() -> Vec<Record> {
             pages_read: 1,
             zero_reads: 0,
             zswap_loads: 0,
+            write: false,
         },
         Record::SwapRead {
             ts: 0,

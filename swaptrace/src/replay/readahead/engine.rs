@@ -120,7 +120,13 @@ impl Model<'_> {
         }
     }
 
-    fn fault(&mut self, f: FaultCtx, policy: &mut dyn Policy, scratch: &mut Vec<SwapEntry>) {
+    fn fault(
+        &mut self,
+        f: FaultCtx,
+        write: bool,
+        policy: &mut dyn Policy,
+        scratch: &mut Vec<SwapEntry>,
+    ) {
         self.m.faults += 1;
         let slot = match self.slots.get(&f.entry) {
             Some(s) => *s,
@@ -141,23 +147,39 @@ impl Model<'_> {
                 s
             }
         };
+        // A page shared through fork, swapped out under another address
+        // space of the family: the faulting page table is a copy of that
+        // one, where the model keeps the swap PTEs.
+        let exclusive = (slot.mm, slot.vpage) == (f.mm, f.vpage);
+        let f = FaultCtx {
+            mm: slot.mm,
+            vpage: slot.vpage,
+            ..f
+        };
         match slot.cache {
-            Cache::Unused { ra, ts, .. } => {
-                self.cache_hit(&f, ra, ts, policy);
-                return;
-            }
-            Cache::Mapped { .. } => {
-                // A fault on a page the model holds mapped: the kernel dropped
-                // it; the model's memory is too large. Count it as a miss.
-                self.resident -= 1;
-                if let Some(s) = self.slots.get_mut(&f.entry) {
-                    s.cache = Cache::No;
+            Cache::Unused { ra, ts, .. } => self.cache_hit(&f, ra, ts, policy),
+            Cache::Mapped { .. } | Cache::No => {
+                if slot.cache.resident() {
+                    // A fault on a page the model holds mapped: the kernel
+                    // dropped it; the model's memory is too large. A miss.
+                    self.resident -= 1;
+                    if let Some(s) = self.slots.get_mut(&f.entry) {
+                        s.cache = Cache::No;
+                    }
                 }
+                self.m.pgmajfault += 1;
+                self.read_around(&f, policy, scratch);
             }
-            Cache::No => {}
         }
-        self.m.pgmajfault += 1;
-        self.read_around(&f, policy, scratch);
+        // do_swap_page(): should_try_to_free_swap() frees the slot of an
+        // exclusive page on a write fault; a read fault keeps it, so that
+        // reclaim drops the clean page without writing it. A shared page
+        // keeps its slot for the others (a write copies it).
+        if write && exclusive {
+            if let Some(s) = self.slots.get_mut(&f.entry) {
+                s.cache.set_dirty(true);
+            }
+        }
         self.evict();
     }
 
@@ -169,6 +191,7 @@ impl Model<'_> {
             s.cache = Cache::Mapped {
                 gen,
                 referenced: true,
+                dirty: false,
             };
         }
         if ra {
@@ -234,6 +257,7 @@ impl Model<'_> {
             s.cache = Cache::Mapped {
                 gen,
                 referenced: true,
+                dirty: false,
             };
         }
         // One request per run of contiguous offsets (the plugged reads merge).
@@ -333,7 +357,9 @@ impl Model<'_> {
                 continue;
             }
             if let Cache::Mapped {
-                referenced: true, ..
+                referenced: true,
+                dirty,
+                ..
             } = s.cache
             {
                 let gen = self.next_gen(e);
@@ -341,8 +367,17 @@ impl Model<'_> {
                     s.cache = Cache::Mapped {
                         gen,
                         referenced: false,
+                        dirty,
                     };
                 }
+                continue;
+            }
+            if let Cache::Mapped { dirty: true, .. } = s.cache {
+                // Written to a new slot, which the trace's swap-out names.
+                if self.pages.get(&(s.mm, s.vpage)) == Some(e) {
+                    self.pages.remove(&(s.mm, s.vpage));
+                }
+                self.drop_slot(e);
                 continue;
             }
             let Some(s) = self.slots.get_mut(&e) else {
@@ -457,6 +492,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                 mm,
                 vpage,
                 entry,
+                write,
             } => model.fault(
                 FaultCtx {
                     ts,
@@ -464,6 +500,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                     vpage,
                     entry,
                 },
+                write,
                 policy,
                 &mut scratch,
             ),

@@ -286,6 +286,7 @@ mod tests {
             pages_read: 1,
             zero_reads: 0,
             zswap_loads: 0,
+            write: false,
         };
         for _ in 0..MAX_SAMPLES + 10 {
             c.add(&r);

@@ -17,12 +17,14 @@ pub enum Event {
         entry: SwapEntry,
         store: Store,
     },
-    /// A swap-in fault on a page whose swap entry is known.
+    /// A swap-in fault on a page whose swap entry is known; `write` when
+    /// the fault writes.
     Fault {
         ts: u64,
         mm: u32,
         vpage: u64,
         entry: SwapEntry,
+        write: bool,
     },
     /// A successful swapoff of device `dev` began: `try_to_unuse()` walks
     /// the page tables and swaps in every PTE that holds one of its entries.
@@ -243,6 +245,7 @@ impl InputBuilder {
                 mm,
                 addr,
                 entry: Some(entry),
+                write,
                 ..
             } => {
                 note_max(&mut self.dev_max, entry);
@@ -251,6 +254,7 @@ impl InputBuilder {
                     mm,
                     vpage: addr >> self.shift,
                     entry,
+                    write,
                 });
             }
             Record::SwapFault { entry: None, .. } => self.unknown_faults += 1,

@@ -14,13 +14,26 @@ pub(super) enum Cache {
     /// In the swap cache, not mapped: read ahead (PG_readahead while `ra`).
     Unused { ra: bool, ts: u64, gen: u32 },
     /// Mapped by the faulting page table (and still in the swap cache);
-    /// `referenced` until reclaim has passed it over once.
-    Mapped { gen: u32, referenced: bool },
+    /// `referenced` until reclaim has passed it over once; `dirty` when a
+    /// write fault freed its slot (`should_try_to_free_swap()`): reclaim
+    /// then writes it to a new slot, which the trace names.
+    Mapped {
+        gen: u32,
+        referenced: bool,
+        dirty: bool,
+    },
 }
 
 impl Cache {
     pub(super) fn resident(self) -> bool {
         self != Cache::No
+    }
+
+    /// Marks a mapped page dirty (its slot freed) or not.
+    pub(super) fn set_dirty(&mut self, to: bool) {
+        if let Cache::Mapped { dirty, .. } = self {
+            *dirty = to;
+        }
     }
 
     pub(super) fn gen(self) -> Option<u32> {
@@ -262,7 +275,7 @@ impl PageTable {
         }
     }
 
-    fn get(&self, &(mm, vpage): &(u32, u64)) -> Option<SwapEntry> {
+    pub(super) fn get(&self, &(mm, vpage): &(u32, u64)) -> Option<SwapEntry> {
         let leaf = self.leaves.get(&leaf_key(mm, vpage))?;
         unpack(leaf[(vpage % PMD_PAGES) as usize])
     }

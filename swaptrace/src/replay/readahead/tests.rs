@@ -41,6 +41,7 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
                 dev: 0,
                 offset: slot_of[&p],
             },
+            write: false,
         });
     }
     ReplayInput {
@@ -268,6 +269,7 @@ fn out_then_fault(
                 dev: 0,
                 offset: offset0 + vpage - first,
             },
+            write: false,
         });
     }
     ReplayInput {
@@ -374,6 +376,7 @@ fn zswap_swap_outs_of_a_trace_are_stored_in_zswap() {
             pages_read: 1,
             zero_reads: 0,
             zswap_loads: 0,
+            write: false,
         });
     }
     let inp = b.finish(0, 1 << 20).unwrap();
@@ -702,4 +705,5 @@ fn run_adds_the_other_kernels_swapoff_when_the_trace_has_one() {
 /// A swap-out record of one page at `offset` (or `nr` pages).
 // Input no kernel could make: bounded, never expanded.
 mod hostile;
+mod slots;
 mod streamed;

@@ -59,6 +59,7 @@ fn mixed(seed: u64, reclaim: bool) -> Vec<Record> {
                         pages_read: 1,
                         zero_reads: 0,
                         zswap_loads: 0,
+                        write: false,
                     });
                 }
                 let minor = i % 11 == 0;
@@ -73,6 +74,7 @@ fn mixed(seed: u64, reclaim: bool) -> Vec<Record> {
                     pages_read: (!minor && i % 3 == 0) as u32,
                     zero_reads: 0,
                     zswap_loads: (!minor && i % 3 != 0) as u32,
+                    write: false,
                 });
             }
             Record::SwapOut {

@@ -52,6 +52,7 @@ pub(crate) fn synth_zswap(
                 pages_read: 0,
                 zero_reads: 0,
                 zswap_loads: 1,
+                write: false,
             });
         }
     }

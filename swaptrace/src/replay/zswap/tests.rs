@@ -32,6 +32,7 @@ fn fault(ts: u64, offset: u64) -> Record {
         pages_read: 0,
         zero_reads: 0,
         zswap_loads: 1,
+        write: false,
     }
 }
 
@@ -184,6 +185,7 @@ fn invalidation_cache_hits_zero_and_untracked() {
             pages_read: 0,
             zero_reads: 0,
             zswap_loads: 0,
+            write: false,
         },
         fault(6, 2),
         fault(7, 9),
@@ -199,6 +201,7 @@ fn invalidation_cache_hits_zero_and_untracked() {
             pages_read: 1,
             zero_reads: 0,
             zswap_loads: 0,
+            write: false,
         },
     ];
     let input = ZswapInput::from_records(&recs, 0).expect("input");

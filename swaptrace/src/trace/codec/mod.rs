@@ -122,13 +122,19 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             pages_read,
             zero_reads,
             zswap_loads,
+            write,
         } => {
             put_delta(&mut b, &mut st.ts, *ts);
             put(&mut b, *dur_ns as u64);
             put(&mut b, *tid as u64);
             put(&mut b, *mm as u64);
             put_delta(&mut b, &mut st.fault_page, addr >> PAGE_SHIFT);
-            put(&mut b, addr & ((1 << PAGE_SHIFT) - 1));
+            // The in-page offset, and above it the write bit: readers that
+            // predate it mask it off.
+            put(
+                &mut b,
+                (addr & ((1 << PAGE_SHIFT) - 1)) | (*write as u64) << PAGE_SHIFT,
+            );
             match entry {
                 Some(e) => {
                     put(&mut b, e.dev as u64 + 1);
@@ -535,6 +541,7 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 pages_read: narrow::<u32>(bits >> 2, "too many pages")?,
                 zero_reads,
                 zswap_loads,
+                write: (low >> PAGE_SHIFT) & 1 != 0,
             }
         }
         K_SWAP_READ => {

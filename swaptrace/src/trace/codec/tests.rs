@@ -28,6 +28,7 @@ pub(crate) fn samples() -> Vec<Record> {
             pages_read: 8,
             zero_reads: 2,
             zswap_loads: 0,
+            write: true,
         },
         Record::SwapFault {
             ts: 2_000_000,
@@ -40,6 +41,7 @@ pub(crate) fn samples() -> Vec<Record> {
             pages_read: 0,
             zero_reads: 0,
             zswap_loads: 0,
+            write: false,
         },
         Record::SwapRead {
             ts: 3,

@@ -46,6 +46,7 @@ fn impossible_folios_and_entries_are_skipped_not_expanded() {
         pages_read: 1,
         zero_reads: 0,
         zswap_loads: 0,
+        write: false,
     });
     b.add(&Record::SwapFault {
         ts: 6,
@@ -58,6 +59,7 @@ fn impossible_folios_and_entries_are_skipped_not_expanded() {
         pages_read: 1,
         zero_reads: 0,
         zswap_loads: 0,
+        write: false,
     });
     let inp = b.finish(3, 100).unwrap();
     assert_eq!(inp.bad_records, 4);
@@ -118,6 +120,7 @@ fn far_swap_offsets_take_only_their_own_slots() {
             pages_read: 1,
             zero_reads: 0,
             zswap_loads: 0,
+            write: false,
         });
     }
     let inp = b.finish(3, 2).unwrap();

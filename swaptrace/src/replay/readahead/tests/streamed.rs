@@ -68,6 +68,7 @@ fn records() -> Vec<Record> {
             pages_read: 1,
             zero_reads: 0,
             zswap_loads: 0,
+            write: false,
         });
         if k == 100 {
             v.push(syscall(ts, None));

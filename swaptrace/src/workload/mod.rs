@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+mod procs;
+pub use procs::ReadOrder;
+
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {
     #[error("invalid pattern {input:?}: {reason} (expected seq, random, shuffled-blocks:N or strided:N)")]
@@ -32,6 +35,10 @@ pub enum WorkloadError {
     Signal(#[source] io::Error),
     #[error("getrusage failed: {0}")]
     Rusage(#[source] io::Error),
+    #[error("fork or wait: {0}")]
+    Fork(#[source] io::Error),
+    #[error("{what} failed: {how}")]
+    Child { what: String, how: String },
     #[error(
         "page {page} corrupt in pass {pass}: word at offset {offset} is {found:#018x}, expected {expected:#018x}"
     )]
@@ -144,6 +151,21 @@ pub struct WorkloadSpec {
     /// SIGTERM or SIGINT.
     #[serde(default)]
     pub hold_after: bool,
+    /// Processes that run the workload together, each on its own memory of
+    /// `size_bytes` (seeds `seed`, `seed + 1`, …): all write, then all read.
+    #[serde(default = "one")]
+    pub procs: u32,
+    /// The order of the read passes.
+    #[serde(default)]
+    pub read_order: ReadOrder,
+    /// After writing, fork: the child does the read passes on the pages it
+    /// shares with its parent (copy-on-write), the parent waits.
+    #[serde(default)]
+    pub fork_read: bool,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl Default for WorkloadSpec {
@@ -161,6 +183,9 @@ impl Default for WorkloadSpec {
             skip_every: 0,
             thp: false,
             hold_after: false,
+            procs: 1,
+            read_order: ReadOrder::Address,
+            fork_read: false,
         }
     }
 }
@@ -329,13 +354,19 @@ impl Drop for Mapping {
     }
 }
 
+/// Major and minor faults of this process and its waited-for children.
 fn rusage_faults() -> Result<(u64, u64), WorkloadError> {
-    // SAFETY: getrusage fills the zeroed struct.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
-        return Err(WorkloadError::Rusage(io::Error::last_os_error()));
+    let (mut maj, mut min) = (0, 0);
+    for who in [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN] {
+        // SAFETY: getrusage fills the zeroed struct.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+            return Err(WorkloadError::Rusage(io::Error::last_os_error()));
+        }
+        maj += ru.ru_majflt as u64;
+        min += ru.ru_minflt as u64;
     }
-    Ok((ru.ru_majflt as u64, ru.ru_minflt as u64))
+    Ok((maj, min))
 }
 
 fn page_size() -> u64 {
@@ -410,8 +441,50 @@ fn wait_for_stop() -> Result<(), WorkloadError> {
     Ok(())
 }
 
-/// Run the workload in this process.
+/// Runs the workload: in this process, or in `spec.procs` processes (this
+/// one and forked ones) that all write, meet, then all read. With several
+/// processes or `fork_read` it forks: call it from a single-threaded
+/// process (the CLI's). The report sums every process's faults.
 pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
+    let (maj0, min0) = rusage_faults()?;
+    let mut r = if spec.procs <= 1 {
+        run_one(spec, None)?
+    } else {
+        let together = procs::Together::new(spec.procs)?;
+        let mut kids = Vec::new();
+        for i in 1..spec.procs {
+            let mine = WorkloadSpec {
+                seed: spec.seed.wrapping_add(u64::from(i)),
+                ..spec.clone()
+            };
+            let t = &together;
+            kids.push(procs::fork_child(
+                "a process running together",
+                move || run_one(&mine, Some(t)).map(drop).inspect_err(|_| t.fail()),
+            )?);
+        }
+        let mine = run_one(spec, Some(&together)).inspect_err(|_| together.fail());
+        let waited: Result<Vec<()>, _> = kids
+            .into_iter()
+            .map(|pid| procs::wait_child(pid, "a process running together"))
+            .collect();
+        let mut r = mine?;
+        waited?;
+        r.pages *= u64::from(spec.procs);
+        r.touched *= u64::from(spec.procs);
+        r
+    };
+    let (maj1, min1) = rusage_faults()?;
+    r.maj_faults = maj1.saturating_sub(maj0);
+    r.min_faults = min1.saturating_sub(min0);
+    Ok(r)
+}
+
+/// One process's run: write, meet the others (`together`), read back.
+fn run_one(
+    spec: &WorkloadSpec,
+    together: Option<&procs::Together>,
+) -> Result<WorkloadReport, WorkloadError> {
     let psize = page_size();
     let pages = spec.size_bytes / psize;
     if pages == 0 {
@@ -422,7 +495,6 @@ pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
         source: io::Error::from(io::ErrorKind::InvalidInput),
     })?;
     let order = touch_order(spec.pattern, pages, spec.seed);
-    let (maj0, min0) = rusage_faults()?;
     let map = Mapping::anonymous(len).map_err(|source| WorkloadError::Mmap {
         bytes: len as u64,
         source,
@@ -497,10 +569,46 @@ pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
             return Err(WorkloadError::Pageout(io::Error::last_os_error()));
         }
     }
+    if let Some(t) = together {
+        t.arrive_and_wait();
+    }
     let t1 = Instant::now();
+    let read = || read_passes(spec, &map, pages, ps);
+    if spec.fork_read {
+        let pid = procs::fork_child("the forked reader", read)?;
+        procs::wait_child(pid, "the forked reader")?;
+    } else {
+        read()?;
+    }
+    let elapsed_read = t1.elapsed();
+    if spec.hold_after {
+        wait_for_stop()?;
+    }
+    drop(map);
+    Ok(WorkloadReport {
+        pages,
+        touched,
+        page_size: psize,
+        elapsed_write,
+        elapsed_read,
+        maj_faults: 0,
+        min_faults: 0,
+    })
+}
+
+/// The read passes over `map`, checking every page read.
+fn read_passes(
+    spec: &WorkloadSpec,
+    map: &Mapping,
+    pages: u64,
+    ps: usize,
+) -> Result<(), WorkloadError> {
+    let slot_off = |slot: usize| (slot * ps / SLOTS) & !7;
     let skip = u64::from(spec.skip_every);
     for pass in 0..spec.passes {
-        for p in 0..pages {
+        let key = spec.seed ^ mix64(u64::from(pass) + 1);
+        for i in 0..pages {
+            let p = procs::read_page(spec.read_order, i, pages, key);
             if skip > 0 && p % skip == skip - 1 {
                 continue;
             }
@@ -523,22 +631,7 @@ pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
             }
         }
     }
-    let elapsed_read = t1.elapsed();
-    if spec.hold_after {
-        wait_for_stop()?;
-    }
-    drop(map);
-    let (maj1, min1) = rusage_faults()?;
-
-    Ok(WorkloadReport {
-        pages,
-        touched,
-        page_size: psize,
-        elapsed_write,
-        elapsed_read,
-        maj_faults: maj1.saturating_sub(maj0),
-        min_faults: min1.saturating_sub(min0),
-    })
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,0 +1,251 @@
+//! `swaptrace lab fidelity`: records workload shapes under cluster and VMA
+//! readahead (`vma_ra_enabled` toggled and restored, swap on a
+//! non-rotational loop device), replays each trace through both policies
+//! and prints the own-policy errors and cross-predictions.
+
+use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
+use swaptrace::report::fidelity::{self, Run, ShapeSummary};
+use swaptrace::workload::{Pattern, ReadOrder, WorkloadSpec};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Live runs per shape and policy.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    runs: u32,
+    /// The shapes to run (default: all): shuffled, procs, zero, random, fork.
+    #[arg(long, value_delimiter = ',')]
+    shapes: Vec<String>,
+    /// Scale every shape's memory (and its cgroup limit) by this factor.
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+    /// Where the temporary swap files and traces go.
+    #[arg(long, default_value = "/var/tmp")]
+    dir: PathBuf,
+    /// Keep the traces in this directory (replacing earlier ones of the
+    /// same name).
+    #[arg(long)]
+    keep: Option<PathBuf>,
+    /// Exit 1 when the replay of the kernel's own policy misses pswpin or
+    /// pgmajfault by more than this, %, in a run.
+    #[arg(long)]
+    max_own_pct: Option<f64>,
+    /// Exit 1 when a cross-prediction's mean misses the live mean of
+    /// pswpin or pgmajfault by more than this, %.
+    #[arg(long)]
+    max_cross_pct: Option<f64>,
+    /// Print JSON instead of the tables.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A workload shape and the memory cgroup it runs in.
+struct Shape {
+    name: &'static str,
+    about: &'static str,
+    spec: WorkloadSpec,
+    limit: u64,
+}
+
+const MIB: u64 = 1 << 20;
+
+fn shapes(scale: f64) -> Vec<Shape> {
+    let mb = |m: u64| ((m * MIB) as f64 * scale) as u64 & !0xfff;
+    let blocks = Pattern::ShuffledBlocks { block_pages: 16 };
+    let base = |size| WorkloadSpec {
+        size_bytes: mb(size),
+        pattern: blocks,
+        seed: 3,
+        ..WorkloadSpec::default()
+    };
+    vec![
+        Shape {
+            name: "shuffled",
+            about: "one process, 256 MiB in shuffled 16-page blocks, read back in address order, 128 MiB cgroup",
+            spec: base(256),
+            limit: mb(128),
+        },
+        Shape {
+            name: "procs",
+            about: "two processes writing 128 MiB each together, then reading their own back, 128 MiB cgroup",
+            spec: WorkloadSpec {
+                procs: 2,
+                ..base(128)
+            },
+            limit: mb(128),
+        },
+        Shape {
+            name: "zero",
+            about: "256 MiB, every second page zero-filled, 128 MiB cgroup",
+            spec: WorkloadSpec {
+                zero_every: 2,
+                ..base(256)
+            },
+            limit: mb(128),
+        },
+        Shape {
+            name: "random",
+            about: "192 MiB written and read twice in random page order, 128 MiB cgroup",
+            spec: WorkloadSpec {
+                pattern: Pattern::Random,
+                read_order: ReadOrder::Random,
+                passes: 2,
+                ..base(192)
+            },
+            limit: mb(128),
+        },
+        Shape {
+            name: "fork",
+            about: "192 MiB written, then read by a forked child (shared pages), 128 MiB cgroup",
+            spec: WorkloadSpec {
+                fork_read: true,
+                ..base(192)
+            },
+            limit: mb(128),
+        },
+    ]
+}
+
+const POLICIES: [&str; 2] = ["cluster", "vma"];
+
+#[cfg(not(feature = "live"))]
+pub fn run(_: Args) -> Result<()> {
+    super::no_live()
+}
+
+#[cfg(feature = "live")]
+pub fn run(a: Args) -> Result<()> {
+    use swaptrace::lab::{self, Knob};
+    use swaptrace::record::{run_demo, DemoOptions};
+    lab::require_root()?;
+    let all = shapes(a.scale);
+    for s in &a.shapes {
+        if !all.iter().any(|sh| sh.name == s) {
+            bail!("unknown shape {s:?} (shapes: shuffled, procs, zero, random, fork)");
+        }
+    }
+    let chosen: Vec<&Shape> = all
+        .iter()
+        .filter(|s| a.shapes.is_empty() || a.shapes.iter().any(|n| n == s.name))
+        .collect();
+    if let Some(k) = &a.keep {
+        std::fs::create_dir_all(k).with_context(|| k.display().to_string())?;
+    }
+    let exe = std::env::current_exe().context("locating the swaptrace binary")?;
+    let total = chosen.len() as u64 * u64::from(a.runs) * POLICIES.len() as u64;
+    let mut progress = super::progress::Progress::items("fidelity runs");
+    let mut done = 0;
+    let mut summaries = Vec::new();
+    for shape in chosen {
+        let mut runs = Vec::new();
+        for i in 0..a.runs {
+            for kp in POLICIES {
+                progress.set(done, total);
+                let name = format!("{}-{kp}-{i}.swt", shape.name);
+                let out = a.keep.as_ref().unwrap_or(&a.dir).join(&name);
+                let r = {
+                    let _knob = Knob::set(
+                        "/sys/kernel/mm/swap/vma_ra_enabled",
+                        if kp == "vma" { "true" } else { "false" },
+                    )?;
+                    run_demo(
+                        &exe,
+                        &DemoOptions {
+                            workload: shape.spec.clone(),
+                            limit_bytes: shape.limit,
+                            swap_bytes: 1 << 30,
+                            swap_dir: a.dir.clone(),
+                            output: out.clone(),
+                            loop_device: true,
+                            progress: false,
+                        },
+                    )?
+                };
+                if r.exit_code != Some(0) {
+                    bail!("{name}: the workload failed (exit {:?})", r.exit_code);
+                }
+                runs.push(replay_run(&out, kp).with_context(|| name.clone())?);
+                if a.keep.is_none() {
+                    std::fs::remove_file(&out).with_context(|| out.display().to_string())?;
+                }
+                done += 1;
+            }
+        }
+        summaries.push(fidelity::summarise(
+            shape.name,
+            shape.about,
+            &runs,
+            &POLICIES,
+        ));
+    }
+    progress.set(total, total);
+    drop(progress);
+    if a.json {
+        super::print_json(&serde_json::json!({ "shapes": summaries }))?;
+    } else {
+        print!("{}", fidelity::fidelity_text(&summaries));
+    }
+    check_bounds(&summaries, a.max_own_pct, a.max_cross_pct)
+}
+
+/// Replays `trace` through both policies.
+#[cfg(feature = "live")]
+fn replay_run(trace: &std::path::Path, kernel_policy: &str) -> Result<Run> {
+    use swaptrace::replay::{policy_by_name, replay_all, ReplayInput};
+    let t = swaptrace::trace::read_trace(trace)?;
+    let k = swaptrace::report::kernel_counts(&t).context("the trace has no vmstat counts")?;
+    let seen = swaptrace::replay::kernel_policy(&t.header);
+    if seen != kernel_policy {
+        bail!("the kernel ran {seen}, not {kernel_policy} (is swap non-rotational?)");
+    }
+    let pages = t.header.memory_pages();
+    let input = ReplayInput::from_trace(&t, pages)?;
+    let policies = POLICIES
+        .iter()
+        .map(|p| policy_by_name(p, &input))
+        .collect::<Result<Vec<_>, _>>()?;
+    let m = replay_all(&input, policies)?;
+    Ok(Run::new(kernel_policy, k, &m, pages))
+}
+
+/// The counters the bounds apply to: the I/O and the major faults (the
+/// readahead counters are printed; they can be a few hundred pages).
+const BOUNDED: [&str; 2] = ["pswpin", "pgmajfault"];
+
+/// Fails when an error is beyond the bounds asked for.
+fn check_bounds(s: &[ShapeSummary], own: Option<f64>, cross: Option<f64>) -> Result<()> {
+    let mut bad = Vec::new();
+    for sh in s {
+        if let Some(max) = own {
+            for o in sh
+                .own
+                .iter()
+                .filter(|o| BOUNDED.contains(&o.counter) && o.worst_pct > max)
+            {
+                bad.push(format!(
+                    "{}: {} on its own runs, {} off by {:.1}% (bound {max}%)",
+                    sh.shape, o.policy, o.counter, o.worst_pct
+                ));
+            }
+        }
+        if let Some(max) = cross {
+            for c in sh.cross.iter().filter(|c| BOUNDED.contains(&c.counter)) {
+                if c.error_pct.is_none_or(|e| e.abs() > max) {
+                    bad.push(format!(
+                        "{}: {} predicted from {} runs, {} off by {} (bound {max}%)",
+                        sh.shape,
+                        c.policy,
+                        c.from,
+                        c.counter,
+                        c.error_pct.map_or("-".into(), |e| format!("{e:.1}%"))
+                    ));
+                }
+            }
+        }
+    }
+    if bad.is_empty() {
+        Ok(())
+    } else {
+        bail!("beyond the bounds asked for:\n  {}", bad.join("\n  "))
+    }
+}
