@@ -198,7 +198,7 @@ fn replay_run(trace: &std::path::Path, kernel_policy: &str) -> Result<Run> {
     if seen != kernel_policy {
         bail!("the kernel ran {seen}, not {kernel_policy} (is swap non-rotational?)");
     }
-    let pages = t.header.memory_pages();
+    let pages = swaptrace::trace::ReplayMemory::of(&t.header, t.footer.as_ref(), None).pages;
     let input = ReplayInput::from_trace(&t, pages)?;
     let policies = POLICIES
         .iter()

@@ -60,7 +60,8 @@ pub struct ReplayArgs {
     #[arg(long = "param")]
     pub params: Vec<String>,
     /// readahead only: swap-backed pages memory holds (default: the traced
-    /// cgroup's limit, else all memory).
+    /// cgroup's limit less what the recording saw it hold besides anonymous
+    /// memory, else its limit, else all memory; printed with the replay).
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub memory_pages: Option<usize>,
     /// readahead only: a preset for the modelled I/O time (MODEL_IO_MS):

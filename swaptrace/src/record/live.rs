@@ -314,6 +314,9 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     // The traced process (and its descendants), to sample their footprint.
     let mut samples = Sampler {
         traced: child.as_ref().and_then(|c| c.id()).or(opts.pid),
+        cgroup: head
+            .memory_limit_bytes
+            .and(opts.cgroup.as_ref().or(opts.spawn_cgroup.as_ref()).cloned()),
         ..Sampler::default()
     };
 
@@ -390,6 +393,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         exit_code,
         zswap_pool: samples.zswap_pool,
         footprint: samples.footprint,
+        memcg: samples.memcg,
     };
     let bytes = writer.finish(&footer)?;
     written?;
@@ -500,27 +504,46 @@ fn write_all(w: &mut TraceWriter, out: &mut Vec<Record>) -> Result<(), RecordErr
     Ok(())
 }
 
+/// Cgroup samples taken at every tick (100 ms) before once a second.
+const MEMCG_DENSE: usize = 100;
+
 /// What the footer samples once a second: the zswap pool (when it holds
-/// anything) and the traced process tree's footprint.
+/// anything), the traced process tree's footprint and the traced cgroup.
 #[derive(Default)]
 struct Sampler {
     traced: Option<u32>,
+    /// The traced memory cgroup, when it has a limit.
+    cgroup: Option<std::path::PathBuf>,
     last: u64,
     zswap_pool: Vec<crate::trace::PoolSample>,
     footprint: Vec<Footprint>,
+    memcg: Vec<crate::trace::MemcgSample>,
 }
 
 impl Sampler {
     fn tick(&mut self, now: u64) {
+        // The cgroup at every tick for its first samples (short runs too).
+        if self.memcg.len() < MEMCG_DENSE {
+            self.cgroup(now);
+        }
         if now.saturating_sub(self.last) < 1_000_000_000 {
             return;
         }
         self.last = now;
         self.pool(now);
+        if self.memcg.len() >= MEMCG_DENSE {
+            self.cgroup(now);
+        }
         if let Some(pid) = self.traced {
             let tree = process_tree(pid).into_iter();
             self.footprint
                 .extend(tree.filter_map(|p| Footprint::now(now, p)));
+        }
+    }
+
+    fn cgroup(&mut self, now: u64) {
+        if let Some(dir) = &self.cgroup {
+            self.memcg.extend(crate::trace::MemcgSample::now(now, dir));
         }
     }
 

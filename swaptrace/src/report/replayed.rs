@@ -7,13 +7,17 @@ use std::fmt::Write;
 
 pub fn replayed_text(t: &Loaded, r: &Replayed) -> String {
     match r {
-        Replayed::Readahead(r) => super::replay_text(
-            &r.results,
-            super::kernel_counts(t).as_ref(),
-            kernel_policy(&t.header),
-            &r.device,
-            &r.cost,
-        ),
+        Replayed::Readahead(r) => {
+            let mut s = super::replay_text(
+                &r.results,
+                super::kernel_counts(t).as_ref(),
+                kernel_policy(&t.header),
+                &r.device,
+                &r.cost,
+            );
+            let _ = writeln!(s, "{}", r.memory.text(t.header.page_size));
+            s
+        }
         Replayed::Free(r) => super::free_replay_text(r),
         Replayed::Zswap(r) => super::zswap_text(&r.live, &r.metrics),
         Replayed::Khugepaged(r) => super::khp_replay_text(r),
@@ -22,13 +26,17 @@ pub fn replayed_text(t: &Loaded, r: &Replayed) -> String {
 
 pub fn replayed_json(t: &Loaded, r: &Replayed) -> serde_json::Value {
     match r {
-        Replayed::Readahead(r) => super::replay_json(
-            &r.results,
-            super::kernel_counts(t).as_ref(),
-            kernel_policy(&t.header),
-            &r.device,
-            &r.cost,
-        ),
+        Replayed::Readahead(r) => {
+            let mut v = super::replay_json(
+                &r.results,
+                super::kernel_counts(t).as_ref(),
+                kernel_policy(&t.header),
+                &r.device,
+                &r.cost,
+            );
+            v["memory"] = serde_json::json!(r.memory);
+            v
+        }
         Replayed::Free(r) => super::free_replay_json(r),
         Replayed::Zswap(r) => super::zswap_json(&r.live, &r.metrics),
         Replayed::Khugepaged(r) => super::khp_replay_json(r),

@@ -542,6 +542,11 @@ mod tests {
                     stored_kib: 300,
                 }],
                 footprint: Vec::new(),
+                memcg: vec![crate::trace::MemcgSample {
+                    ts: 4_500,
+                    usage_kib: 1000,
+                    anon_kib: 900,
+                }],
             }),
             problems: Vec::new(),
             skipped: 0,

@@ -4,6 +4,7 @@
 mod codec;
 mod file;
 mod jsonl;
+mod memory;
 pub mod output;
 #[cfg(feature = "parquet")]
 pub mod parquet;
@@ -21,6 +22,7 @@ pub use file::{
 pub use jsonl::{
     export_jsonl, export_jsonl_file, import_jsonl, ExportStats, ImportReport, JsonlError,
 };
+pub use memory::{MemcgSample, MemorySource, ReplayMemory};
 pub use output::{OutputError, OutputPolicy};
 pub use reader::{TraceInput, TraceReader, PROBLEMS_MAX};
 pub use stream::{export_jsonl_stream, StreamEnd, TraceStream};
@@ -487,6 +489,10 @@ pub struct Footer {
     /// The traced process's footprint (/proc/PID/smaps_rollup) once a second.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub footprint: Vec<Footprint>,
+    /// The traced memory cgroup once a second and at the end: what the
+    /// replay's memory is worked from ([`ReplayMemory`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memcg: Vec<MemcgSample>,
 }
 
 /// A process's memory at one instant, KiB (/proc/PID/smaps_rollup).

@@ -10,7 +10,7 @@ use super::metrics::Metrics;
 use super::policies::{default_names, default_names_for, policy_by_name};
 use super::policy::Policy;
 use crate::replay::family::{known, ParamInfo, ReplayRequest, Uses};
-use crate::trace::{Header, Loaded, Record};
+use crate::trace::{Header, Loaded, Record, ReplayMemory};
 
 /// The `--param NAME=VALUE`s the readahead family takes.
 pub const PARAMS: &[ParamInfo] = &[
@@ -50,11 +50,13 @@ pub struct ReadaheadReplay {
     pub device: DeviceModel,
     /// Where its figures come from, and the recorded faults' own time.
     pub cost: IoCost,
+    /// The memory replayed, and where it comes from.
+    pub memory: ReplayMemory,
 }
 
 /// Replays `t` through the policies `req` names (none or `all`: the
-/// default set, [`default_names`]). Memory defaults to the traced cgroup's
-/// limit, else all memory; the device model to a fit of the trace's major
+/// default set, [`default_names`]). Memory defaults to what the recording
+/// tells ([`ReplayMemory`]); the device model to a fit of the trace's major
 /// faults, else to the recorded swap devices' preset ([`io_model`]).
 /// Every record: the readahead input reads most kinds, and `replay`
 /// streams this family in two passes instead of loading it.
@@ -63,8 +65,8 @@ pub fn reads(_: &Record) -> bool {
 }
 
 pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayError> {
-    let pages = req.memory_pages.unwrap_or_else(|| t.header.memory_pages());
-    let mut input = ReplayInput::from_trace(t, pages)?;
+    let memory = ReplayMemory::of(&t.header, t.footer.as_ref(), req.memory_pages);
+    let mut input = ReplayInput::from_trace(t, memory.pages)?;
     let (device, cost, policies) =
         prepare(&mut input, &t.header, &FaultCosts::of_trace(t), req, None)?;
     Ok(ReadaheadReplay {
@@ -74,6 +76,7 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayErr
         bad_records: input.bad_records,
         device,
         cost,
+        memory,
     })
 }
 

@@ -21,7 +21,7 @@ use super::policy::Policy;
 use super::run::{prepare, ReadaheadReplay};
 use super::space::SlotTable;
 use crate::replay::family::ReplayRequest;
-use crate::trace::{Header, Record, StreamEnd, TraceError, TraceStream};
+use crate::trace::{Header, Record, ReplayMemory, StreamEnd, TraceError, TraceStream};
 use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
 
@@ -180,11 +180,11 @@ impl Scanned {
         progress: Progress,
     ) -> Result<ReadaheadReplay, ReplayError> {
         let (header, plan) = (&self.header, &self.plan);
-        let pages = req.memory_pages.unwrap_or_else(|| header.memory_pages());
+        let memory = ReplayMemory::of(header, self.end.footer.as_ref(), req.memory_pages);
         let b = &plan.builder;
         b.check_replayable(b.has_faults(), &plan.swapoffs)?;
         let page_cluster = header.readahead.page_cluster.unwrap_or(3);
-        let mut input = b.meta(page_cluster, pages, plan.unknown_swapoffs);
+        let mut input = b.meta(page_cluster, memory.pages, plan.unknown_swapoffs);
         input.swapoff_mode = SwapoffMode::for_release(&header.kernel_release);
         let swapoff = !plan.swapoffs.is_empty();
         let (device, cost, policies) =
@@ -196,6 +196,7 @@ impl Scanned {
             bad_records: input.bad_records,
             device,
             cost,
+            memory,
         })
     }
 }
