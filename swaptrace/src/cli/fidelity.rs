@@ -3,9 +3,13 @@
 //! non-rotational loop device), replays each trace through both policies
 //! and prints the own-policy errors and cross-predictions.
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
+#[cfg(feature = "live")]
+use anyhow::{bail, Context};
 use std::path::PathBuf;
+#[cfg(feature = "live")]
 use swaptrace::report::fidelity::{self, Run, ShapeSummary};
+#[cfg(feature = "live")]
 use swaptrace::workload::{Pattern, ReadOrder, WorkloadSpec};
 
 #[derive(clap::Args)]
@@ -39,6 +43,7 @@ pub struct Args {
     json: bool,
 }
 
+#[cfg(feature = "live")]
 /// A workload shape and the memory cgroup it runs in.
 struct Shape {
     name: &'static str,
@@ -47,8 +52,10 @@ struct Shape {
     limit: u64,
 }
 
+#[cfg(feature = "live")]
 const MIB: u64 = 1 << 20;
 
+#[cfg(feature = "live")]
 fn shapes(scale: f64) -> Vec<Shape> {
     let mb = |m: u64| ((m * MIB) as f64 * scale) as u64 & !0xfff;
     let blocks = Pattern::ShuffledBlocks { block_pages: 16 };
@@ -106,6 +113,7 @@ fn shapes(scale: f64) -> Vec<Shape> {
     ]
 }
 
+#[cfg(feature = "live")]
 const POLICIES: [&str; 2] = ["cluster", "vma"];
 
 #[cfg(not(feature = "live"))]
@@ -208,10 +216,12 @@ fn replay_run(trace: &std::path::Path, kernel_policy: &str) -> Result<Run> {
     Ok(Run::new(kernel_policy, k, &m, pages))
 }
 
+#[cfg(feature = "live")]
 /// The counters the bounds apply to: the I/O and the major faults (the
 /// readahead counters are printed; they can be a few hundred pages).
 const BOUNDED: [&str; 2] = ["pswpin", "pgmajfault"];
 
+#[cfg(feature = "live")]
 /// Fails when an error is beyond the bounds asked for.
 fn check_bounds(s: &[ShapeSummary], own: Option<f64>, cross: Option<f64>) -> Result<()> {
     let mut bad = Vec::new();
