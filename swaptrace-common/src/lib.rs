@@ -90,6 +90,8 @@ pub mod names {
     pub const ZAP: &str = "zap";
     pub const KHUGEPAGED_SCAN: &str = "khugepaged_scan";
     pub const COLLAPSE: &str = "collapse";
+    /// A VMA's bounds, first seen or changed (made by userspace).
+    pub const VMA: &str = "vma";
     /// Events the probe could not deliver (made by userspace).
     pub const LOST: &str = "lost";
 }
@@ -130,6 +132,8 @@ macro_rules! kernel_constants {
             K_VMA_START = u64::MAX,
             /// `vm_area_struct.vm_pgoff`.
             K_VMA_PGOFF = u64::MAX,
+            /// `vm_area_struct.vm_end`.
+            K_VMA_END = u64::MAX,
             /// `enum vm_event_item` values, as seen by `count_memcg_events`.
             K_EV_PSWPIN = u64::MAX,
             K_EV_PSWPOUT = u64::MAX,
@@ -274,6 +278,10 @@ pub mod exact2 {
     /// Exact SWAP_FAULT: `memcg:count_memcg_events` split the fault's reads
     /// by kind (`nr` I/O pages, `zero`, `zswap`).
     pub const KINDS: u8 = 1 << 0;
+    /// SWAP_OUT: the owning VMA's bounds, in pages around `addr`: `aux`
+    /// from `vm_start` to `addr`, `zero | zswap << 16` from `addr` to
+    /// `vm_end` (both saturated at u32::MAX).
+    pub const BOUNDS: u8 = 1 << 1;
 }
 
 /// Largest batch of `swapcache_free_entries` (SWAP_BATCH); ranges ([`exact::RANGE`]) are not bounded by it.

@@ -606,12 +606,23 @@ fn swap_out(folio: u64) {
             v.get(g(&K_VMA_MM)),
             v.get(g(&K_VMA_START)),
             v.get(g(&K_VMA_PGOFF)),
+            v.get(g(&K_VMA_END)),
         )
     });
     match fields {
-        Some((Some(mm), Some(start), Some(pgoff))) => {
+        Some((Some(mm), Some(start), Some(pgoff), end)) => {
+            let shift = g(&K_PAGE_SHIFT);
             ev.mm = mm;
-            ev.addr = start.wrapping_add(index.wrapping_sub(pgoff) << g(&K_PAGE_SHIFT));
+            ev.addr = start.wrapping_add(index.wrapping_sub(pgoff) << shift);
+            if let Some(end) = end.filter(|&e| start <= ev.addr && ev.addr < e) {
+                let before = (ev.addr - start) >> shift;
+                let after = (end - ev.addr) >> shift;
+                ev.aux = before.min(u32::MAX as u64) as u32;
+                let after = after.min(u32::MAX as u64);
+                ev.zero = after as u16;
+                ev.zswap = (after >> 16) as u16;
+                ev.flags2 = swaptrace_common::exact2::BOUNDS;
+            }
         }
         _ => {
             if anon {

@@ -40,6 +40,8 @@ pub struct Recorder {
     /// MM_SWAPENTS last seen by a zap event, per kernel mm: a rise is a
     /// swap-out in the owner's context (MADV_PAGEOUT), not a free.
     swapents: HashMap<u64, i64>,
+    /// (mm, VMA start) -> its end, as last recorded.
+    vmas: HashMap<(u32, u64), u64>,
     /// Kernel mm -> the mm it was forked from, and back.
     forked_from: HashMap<u64, u64>,
     forks: HashMap<u64, Vec<u64>>,
@@ -117,6 +119,17 @@ impl Recorder {
                 let mm = if no_vma { 0 } else { self.mm(ev.mm, 0, out) };
                 let entry = SwapEntry::from_val(ev.entry);
                 let vpage = ev.addr >> self.page_shift;
+                if mm != 0 && ev.flags2 & exact2::BOUNDS != 0 {
+                    let before = (ev.aux as u64) << self.page_shift;
+                    let after = (ev.zero as u64 | (ev.zswap as u64) << 16) << self.page_shift;
+                    let (start, end) = (
+                        ev.addr.saturating_sub(before),
+                        ev.addr.saturating_add(after),
+                    );
+                    if self.vmas.insert((mm, start), end) != Some(end) {
+                        out.push(Record::Vma { ts, mm, start, end });
+                    }
+                }
                 if mm != 0 {
                     for i in 0..ev.nr.max(1) as u64 {
                         let e = SwapEntry {
@@ -463,6 +476,36 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// A swap-out's VMA bounds become a Vma record the first time, and
+    /// again only when they change.
+    #[test]
+    fn vma_bounds_are_recorded_when_first_seen_or_changed() {
+        let mut r = Recorder::new(4096);
+        let out_at = |r: &mut Recorder, addr: u64, before: u32, after: u32| {
+            let mut o = ev(kind::SWAP_OUT);
+            (o.mm, o.addr, o.entry, o.nr) = (0x1000, addr, 42, 1);
+            o.flags2 = exact2::BOUNDS;
+            o.aux = before;
+            (o.zero, o.zswap) = (after as u16, (after >> 16) as u16);
+            let mut out = Vec::new();
+            r.ingest(&o, &mut out);
+            out.into_iter()
+                .filter_map(|x| match x {
+                    Record::Vma { start, end, .. } => Some((start, end)),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+        let vma = (0x7f00_0000_0000, 0x7f00_0000_0000 + (70_000 << 12));
+        assert_eq!(out_at(&mut r, 0x7f00_0000_3000, 3, 69_997), vec![vma]);
+        assert_eq!(out_at(&mut r, 0x7f00_0000_5000, 5, 69_995), vec![]);
+        // Shrunk (munmap of its tail): recorded again.
+        assert_eq!(
+            out_at(&mut r, 0x7f00_0000_5000, 5, 10),
+            vec![(vma.0, 0x7f00_0000_f000)]
+        );
     }
 
     #[test]

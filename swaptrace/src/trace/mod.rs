@@ -269,6 +269,14 @@ pub enum Record {
     },
     /// Events the probe could not deliver (ring buffer full), per record kind.
     Lost { ts: u64, what: String, count: u64 },
+    /// A VMA of address space `mm`, `[start, end)`, as a swap-out first saw
+    /// it (again when its bounds changed).
+    Vma {
+        ts: u64,
+        mm: u32,
+        start: u64,
+        end: u64,
+    },
 }
 
 impl Record {
@@ -293,6 +301,7 @@ impl Record {
             Record::KhugepagedScan { .. } => names::KHUGEPAGED_SCAN,
             Record::Collapse { .. } => names::COLLAPSE,
             Record::Lost { .. } => names::LOST,
+            Record::Vma { .. } => names::VMA,
         }
     }
 }

@@ -583,6 +583,13 @@ fn row(r: &Record) -> Row<'_> {
             count: w(*count),
             ..Row::default()
         },
+        Record::Vma { ts, mm, start, end } => Row {
+            ts: w(*ts),
+            mm: n(*mm),
+            vaddr: w(*start),
+            addr: w(*end),
+            ..Row::default()
+        },
     }
 }
 

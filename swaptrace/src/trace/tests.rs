@@ -136,8 +136,14 @@ fn one_of_each() -> Vec<Record> {
             what: "swap_fault".into(),
             count: 1,
         },
+        Record::Vma {
+            ts: 0,
+            mm: 1,
+            start: 0x7f00_0000_0000,
+            end: 0x7f00_1000_0000,
+        },
     ];
-    let mut seen = [false; 17];
+    let mut seen = [false; 18];
     for r in &all {
         let i = match r {
             Record::Task { .. } => 0,
@@ -157,6 +163,7 @@ fn one_of_each() -> Vec<Record> {
             Record::KhugepagedScan { .. } => 14,
             Record::Collapse { .. } => 15,
             Record::Lost { .. } => 16,
+            Record::Vma { .. } => 17,
         };
         seen[i] = true;
     }

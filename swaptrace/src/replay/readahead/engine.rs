@@ -84,7 +84,7 @@ impl Model<'_> {
                 self.slots.prefetch(&entry);
                 self.pages.prefetch(mm, vpage);
             }
-            Event::Swapoff { .. } => {}
+            Event::Swapoff { .. } | Event::Vma { .. } => {}
         }
     }
 
@@ -508,6 +508,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                 model.swapoff(ts, dev, policy, &mut scratch);
                 swapoffs += 1;
             }
+            Event::Vma { mm, start, end, .. } => policy.on_vma(mm, start, end),
         }
         i += 1;
     }

@@ -29,12 +29,22 @@ pub enum Event {
     /// A successful swapoff of device `dev` began: `try_to_unuse()` walks
     /// the page tables and swaps in every PTE that holds one of its entries.
     Swapoff { ts: u64, dev: u8 },
+    /// A VMA of address space `mm`: pages `[start, end)`.
+    Vma {
+        ts: u64,
+        mm: u32,
+        start: u64,
+        end: u64,
+    },
 }
 
 impl Event {
     pub(super) fn ts(&self) -> u64 {
         match self {
-            Event::Out { ts, .. } | Event::Fault { ts, .. } | Event::Swapoff { ts, .. } => *ts,
+            Event::Out { ts, .. }
+            | Event::Fault { ts, .. }
+            | Event::Swapoff { ts, .. }
+            | Event::Vma { ts, .. } => *ts,
         }
     }
 }
@@ -258,6 +268,12 @@ impl InputBuilder {
                 });
             }
             Record::SwapFault { entry: None, .. } => self.unknown_faults += 1,
+            Record::Vma { ts, mm, start, end } if end > start => out.push(Event::Vma {
+                ts,
+                mm,
+                start: start >> self.shift,
+                end: ((end - 1) >> self.shift) + 1,
+            }),
             Record::Syscall {
                 ts,
                 tid,

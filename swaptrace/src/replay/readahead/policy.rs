@@ -23,6 +23,9 @@ pub trait Policy: Send {
     fn readahead(&mut self, f: &FaultCtx, view: &SwapView, out: &mut Vec<SwapEntry>) -> u32;
     /// A swap-cache hit; `readahead` when the page had PG_readahead.
     fn on_hit(&mut self, _f: &FaultCtx, _readahead: bool) {}
+    /// A VMA of address space `mm`: pages `[start, end)` (first seen, or
+    /// its bounds changed).
+    fn on_vma(&mut self, _mm: u32, _start: u64, _end: u64) {}
     /// What swapoff's `unuse_pte_range()` does with a page already in the
     /// swap cache: the kernels of each [`SwapoffMode`].
     fn swapoff_mode(&self) -> SwapoffMode {

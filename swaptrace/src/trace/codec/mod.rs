@@ -22,6 +22,7 @@ const K_ZSWAP_OP: u8 = 14;
 const K_ZAP: u8 = 15;
 const K_KHUGEPAGED_SCAN: u8 = 16;
 const K_COLLAPSE: u8 = 17;
+const K_VMA: u8 = 18;
 
 const PAGE_SHIFT: u32 = 12;
 
@@ -322,6 +323,13 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             put_str(&mut b, what);
             put(&mut b, *count);
             K_LOST
+        }
+        Record::Vma { ts, mm, start, end } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *mm as u64);
+            put(&mut b, *start);
+            put(&mut b, end.wrapping_sub(*start));
+            K_VMA
         }
     };
     buf.push(kind);
@@ -709,6 +717,20 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
             what: c.str()?,
             count: c.var()?,
         },
+        K_VMA => {
+            let ts = c.delta(&mut st.ts)?;
+            let mm = c.u32()?;
+            let start = c.var()?;
+            let len = c.var()?;
+            Record::Vma {
+                ts,
+                mm,
+                start,
+                end: start
+                    .checked_add(len)
+                    .ok_or(Bad::Field("VMA end past 2^64"))?,
+            }
+        }
         _ => return Ok(None),
     };
     Ok(Some(rec))

@@ -6,7 +6,7 @@ use crate::replay::readahead::input::SwapoffMode;
 use crate::replay::readahead::policy::{FaultCtx, Policy, PolicyArgs};
 use crate::replay::readahead::space::{SwapView, PMD_PAGES};
 use crate::trace::SwapEntry;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 const SWAP_RA_ORDER_CEILING: u32 = 5;
 const SWAP_RA_HITS_MAX: u32 = 0x3f;
@@ -36,8 +36,8 @@ impl RaInfo {
 /// fault page `faddr`, given the previous fault page `prev` and window
 /// `win` > 1: the right end comes from the unclamped left (`right = left +
 /// win`), then left is clamped at 0 (`(long)left < 0`), and both are cut
-/// to the fault's PMD (the VMA bounds are not in the trace).
-fn ra_range(faddr: u64, prev: u64, win: u32) -> (u64, u64) {
+/// to the fault's PMD and VMA (`vma`, pages; everything when unknown).
+fn ra_range(faddr: u64, prev: u64, win: u32, vma: (u64, u64)) -> (u64, u64) {
     let w = win as u64;
     // Unsigned, wrapping as the kernel's unsigned long does.
     let left = if faddr == prev.wrapping_add(1) {
@@ -50,17 +50,32 @@ fn ra_range(faddr: u64, prev: u64, win: u32) -> (u64, u64) {
     let right = left.wrapping_add(w);
     let left = if (left as i64) < 0 { 0 } else { left };
     let pmd = faddr & !(PMD_PAGES - 1);
-    (left.max(pmd), right.min(pmd + PMD_PAGES))
+    (
+        left.max(pmd).max(vma.0),
+        right.min(pmd + PMD_PAGES).min(vma.1),
+    )
 }
 
+/// Where a fault's readahead state lives: its VMA (`vma->swap_readahead_info`),
+/// or the whole address space where the trace has no VMA bounds.
+type Key = (u32, u64);
+
+/// Every page, when the VMA is not known.
+const NO_VMA: (u64, u64) = (0, u64::MAX);
+
 /// `swap_vma_readahead()` with `swap_vma_ra_win()`: a window on virtual
-/// addresses, kept per VMA (here per address space: the trace has no VMA
-/// bounds) and clamped to the PMD of the fault.
+/// addresses, kept per VMA and clamped to the fault's PMD and VMA (per
+/// address space and the PMD only where the trace has no VMA bounds).
 pub struct Vma {
     name: String,
     swapoff: SwapoffMode,
     page_cluster: u32,
-    info: HashMap<u32, RaInfo>,
+    info: HashMap<Key, RaInfo>,
+    /// Each address space's VMAs: start page -> end page.
+    vmas: HashMap<u32, BTreeMap<u64, u64>>,
+    /// The VMA found last, per the fault's address space (faults stay in one
+    /// VMA for long runs).
+    last: Option<(u32, u64, u64)>,
 }
 
 impl Vma {
@@ -70,6 +85,30 @@ impl Vma {
             swapoff: SwapoffMode::LookupStats,
             page_cluster,
             info: HashMap::new(),
+            vmas: HashMap::new(),
+            last: None,
+        }
+    }
+
+    /// The VMA holding `f`'s page: (key, bounds).
+    fn vma_of(&mut self, f: &FaultCtx) -> (Key, (u64, u64)) {
+        if let Some((mm, s, e)) = self.last {
+            if mm == f.mm && s <= f.vpage && f.vpage < e {
+                return ((mm, s), (s, e));
+            }
+        }
+        let found = self
+            .vmas
+            .get(&f.mm)
+            .and_then(|m| m.range(..=f.vpage).next_back())
+            .filter(|&(_, &e)| f.vpage < e)
+            .map(|(&s, &e)| (s, e));
+        match found {
+            Some((s, e)) => {
+                self.last = Some((f.mm, s, e));
+                ((f.mm, s), (s, e))
+            }
+            None => ((f.mm, u64::MAX), NO_VMA),
         }
     }
 
@@ -97,7 +136,8 @@ impl Policy for Vma {
         if max_win == 1 {
             return 1;
         }
-        let st = self.info.entry(f.mm).or_default();
+        let (key, bounds) = self.vma_of(f);
+        let st = self.info.entry(key).or_default();
         let ra = st.get();
         let (faddr, prev) = (f.vpage, ra.addr);
         let win = swapin_nr_pages(prev, faddr, ra.hits, max_win, ra.win);
@@ -109,7 +149,7 @@ impl Policy for Vma {
         if win == 1 {
             return 1;
         }
-        let (start, end) = ra_range(faddr, prev, win);
+        let (start, end) = ra_range(faddr, prev, win, bounds);
         for page in start..end {
             if let Some(e) = view.swapped_at(f.mm, page) {
                 out.push(e);
@@ -118,9 +158,25 @@ impl Policy for Vma {
         win
     }
 
+    fn on_vma(&mut self, mm: u32, start: u64, end: u64) {
+        let m = self.vmas.entry(mm).or_default();
+        // A VMA that changed (split, merged, moved) replaces those it overlaps.
+        let overlapping: Vec<u64> = m
+            .range(..end)
+            .filter(|&(_, &e)| e > start)
+            .map(|(&s, _)| s)
+            .collect();
+        for s in overlapping {
+            m.remove(&s);
+        }
+        m.insert(start, end);
+        self.last = None;
+    }
+
     fn on_hit(&mut self, f: &FaultCtx, readahead: bool) {
         // swap_update_readahead(): every hit moves the VMA's last address.
-        let st = self.info.entry(f.mm).or_default();
+        let (key, _) = self.vma_of(f);
+        let st = self.info.entry(key).or_default();
         let mut ra = st.get();
         if readahead {
             ra.hits = (ra.hits + 1).min(SWAP_RA_HITS_MAX);
@@ -132,31 +188,34 @@ impl Policy for Vma {
 
 #[cfg(test)]
 mod tests {
-    use super::{ra_range, RaInfo};
+    use super::{ra_range, RaInfo, Vma, NO_VMA};
+    use crate::replay::readahead::policy::{FaultCtx, Policy};
+    use crate::replay::readahead::space::{PageTable, SlotTable, SwapView};
+    use crate::trace::SwapEntry;
 
     #[test]
     fn window_near_address_0_ends_where_the_unclamped_left_puts_it() {
         // swap_vma_ra_win(), random case: left = faddr - (win - 1) / 2,
         // right = left + win, then left < 0 -> 0.
         // faddr 1, win 8: left = 1 - 3 = -2, right = -2 + 8 = 6 -> [0, 6).
-        assert_eq!(ra_range(1, 100, 8), (0, 6));
+        assert_eq!(ra_range(1, 100, 8, NO_VMA), (0, 6));
         // faddr 0, win 4: left = 0 - 1 = -1, right = 3 -> [0, 3).
-        assert_eq!(ra_range(0, 100, 4), (0, 3));
+        assert_eq!(ra_range(0, 100, 4, NO_VMA), (0, 3));
         // Backwards (prev == faddr + 1): left = faddr - win + 1.
         // faddr 2, win 8: left = 2 - 8 + 1 = -5, right = 3 -> [0, 3).
-        assert_eq!(ra_range(2, 3, 8), (0, 3));
+        assert_eq!(ra_range(2, 3, 8, NO_VMA), (0, 3));
         // Forwards (faddr == prev + 1): left = faddr = 1, right = 9.
-        assert_eq!(ra_range(1, 0, 8), (1, 9));
+        assert_eq!(ra_range(1, 0, 8, NO_VMA), (1, 9));
     }
 
     #[test]
     fn window_away_from_0_is_centred_and_cut_to_the_pmd() {
         // faddr 1000, win 8: left = 997, right = 1005 (PMD 512..1024).
-        assert_eq!(ra_range(1000, 0, 8), (997, 1005));
+        assert_eq!(ra_range(1000, 0, 8, NO_VMA), (997, 1005));
         // faddr 513, win 8: left = 510, right = 518; PMD start 512.
-        assert_eq!(ra_range(513, 0, 8), (512, 518));
+        assert_eq!(ra_range(513, 0, 8, NO_VMA), (512, 518));
         // faddr 1022, win 8, forwards: left = 1022, right = 1030; PMD end 1024.
-        assert_eq!(ra_range(1022, 1021, 8), (1022, 1024));
+        assert_eq!(ra_range(1022, 1021, 8, NO_VMA), (1022, 1024));
     }
 
     #[test]
@@ -178,5 +237,67 @@ mod tests {
             hits: 0,
         };
         assert_eq!(used.get(), used);
+    }
+
+    #[test]
+    fn the_window_is_cut_to_the_vma() {
+        // faddr 1000, win 8 in VMA [998, 1003): [997, 1005) -> [998, 1003).
+        assert_eq!(ra_range(1000, 0, 8, (998, 1003)), (998, 1003));
+    }
+
+    fn fault(mm: u32, vpage: u64) -> FaultCtx {
+        FaultCtx {
+            ts: 0,
+            mm,
+            vpage,
+            entry: SwapEntry { dev: 0, offset: 0 },
+        }
+    }
+
+    /// Faults alternating between two VMAs of one address space keep
+    /// each VMA's sequential run (the kernel's `swap_readahead_info` is
+    /// per VMA); without VMA bounds they share one state and look random.
+    #[test]
+    fn each_vma_keeps_its_own_readahead_state() {
+        let run = |bounds: bool| {
+            let mut p = Vma::new(3);
+            if bounds {
+                p.on_vma(1, 0x1000, 0x2000);
+                p.on_vma(1, 0x8000, 0x9000);
+            }
+            let (slots, pages) = (SlotTable::default(), PageTable::default());
+            let view = SwapView {
+                slots: &slots,
+                pages: &pages,
+                dev_max: &[],
+            };
+            let mut out = Vec::new();
+            let mut wins = Vec::new();
+            for i in 0..4 {
+                for base in [0x1000, 0x8000] {
+                    wins.push(p.readahead(&fault(1, base + 16 + i), &view, &mut out));
+                }
+            }
+            wins
+        };
+        let with = run(true);
+        let without = run(false);
+        println!("with VMAs {with:?}, without {without:?}");
+        assert_ne!(with, without);
+        // Per VMA: the same sequence in both VMAs.
+        assert!(with.chunks(2).all(|w| w[0] == w[1]), "{with:?}");
+    }
+
+    /// A VMA that changed replaces the one it overlaps.
+    #[test]
+    fn a_changed_vma_replaces_the_old_bounds() {
+        let mut p = Vma::new(3);
+        p.on_vma(1, 0x1000, 0x2000);
+        p.on_vma(1, 0x1000, 0x1800);
+        p.on_vma(1, 0x1800, 0x2000);
+        assert_eq!(p.vma_of(&fault(1, 0x1900)).1, (0x1800, 0x2000));
+        assert_eq!(p.vma_of(&fault(1, 0x1100)).1, (0x1000, 0x1800));
+        assert_eq!(p.vma_of(&fault(1, 0x3000)).1, NO_VMA);
+        assert_eq!(p.vma_of(&fault(2, 0x1100)).1, NO_VMA, "another mm");
     }
 }
