@@ -599,13 +599,11 @@ fn swap_out(folio: u64) {
         0
     };
     let node = read_u64(anon_vma, g(&K_ANON_VMA_ROOT)).unwrap_or(0);
-    let avc = if node == 0 { 0 } else { node - g(&K_AVC_RB) };
-    let vma = read_u64(avc, g(&K_AVC_VMA)).and_then(Head::read);
-    let fields = vma.map(|v| {
+    let fields = vma_of(node, index).map(|(v, pgoff)| {
         (
             v.get(g(&K_VMA_MM)),
             v.get(g(&K_VMA_START)),
-            v.get(g(&K_VMA_PGOFF)),
+            Some(pgoff),
             v.get(g(&K_VMA_END)),
         )
     });
@@ -635,6 +633,45 @@ fn swap_out(folio: u64) {
         return;
     }
     emit(ev);
+}
+
+/// `rb_node.rb_right`, `rb_node.rb_left` (after `__rb_parent_color`).
+const RB_RIGHT: u64 = 8;
+const RB_LEFT: u64 = 16;
+/// Levels of the anon_vma's interval tree searched.
+const AVC_DEPTH: u32 = 12;
+
+/// The VMA on an anon_vma that maps page `index`, with its `vm_pgoff`:
+/// the interval tree of anon_vma_chains (ordered by `vm_pgoff`) searched
+/// from `node`, its root, as `anon_vma_interval_tree_foreach()` would. An
+/// mprotect or fork puts several VMAs on one anon_vma; the root alone may
+/// not map the page. Without a match, the root's VMA.
+#[inline(always)]
+fn vma_of(node: u64, index: u64) -> Option<(Head, u64)> {
+    let mut node = node;
+    let mut root: Option<(Head, u64)> = None;
+    let shift = g(&K_PAGE_SHIFT);
+    for _ in 0..AVC_DEPTH {
+        if node == 0 {
+            break;
+        }
+        let avc = node - g(&K_AVC_RB);
+        let v = read_u64(avc, g(&K_AVC_VMA)).and_then(Head::read)?;
+        let pgoff = v.get(g(&K_VMA_PGOFF))?;
+        let pages = v.get(g(&K_VMA_END))?.wrapping_sub(v.get(g(&K_VMA_START))?) >> shift;
+        let next = if index < pgoff {
+            RB_LEFT
+        } else if index - pgoff >= pages {
+            RB_RIGHT
+        } else {
+            return Some((v, pgoff));
+        };
+        if root.is_none() {
+            root = Some((v, pgoff));
+        }
+        node = read_u64(node, next).unwrap_or(0);
+    }
+    root
 }
 
 #[inline(always)]

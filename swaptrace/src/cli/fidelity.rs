@@ -17,7 +17,7 @@ pub struct Args {
     /// Live runs per shape and policy.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     runs: u32,
-    /// The shapes to run (default: all): shuffled, procs, zero, random, fork.
+    /// The shapes to run (default: all): shuffled, procs, zero, random, vmas, fork.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
     /// Scale every shape's memory (and its cgroup limit) by this factor.
@@ -102,6 +102,15 @@ fn shapes(scale: f64) -> Vec<Shape> {
             limit: mb(128),
         },
         Shape {
+            name: "vmas",
+            about: "256 MiB over 4 mappings (VMAs), read back in address order, so the 4 interleave, 128 MiB cgroup",
+            spec: WorkloadSpec {
+                regions: 4,
+                ..base(256)
+            },
+            limit: mb(128),
+        },
+        Shape {
             name: "fork",
             about: "192 MiB written, then read by a forked child (shared pages), 128 MiB cgroup",
             spec: WorkloadSpec {
@@ -129,7 +138,7 @@ pub fn run(a: Args) -> Result<()> {
     let all = shapes(a.scale);
     for s in &a.shapes {
         if !all.iter().any(|sh| sh.name == s) {
-            bail!("unknown shape {s:?} (shapes: shuffled, procs, zero, random, fork)");
+            bail!("unknown shape {s:?} (shapes: shuffled, procs, zero, random, vmas, fork)");
         }
     }
     let chosen: Vec<&Shape> = all

@@ -22,6 +22,10 @@ pub struct Shape {
     /// parent (copy-on-write), the parent waits.
     #[arg(long)]
     pub fork_read: bool,
+    /// Split the memory over this many mappings (VMAs), page P in mapping
+    /// P mod N: address order reads them interleaved.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub regions: u32,
 }
 
 impl Shape {
@@ -32,6 +36,7 @@ impl Shape {
             procs: self.procs,
             read_order: self.read_order,
             fork_read: self.fork_read,
+            regions: self.regions,
             ..spec
         }
     }

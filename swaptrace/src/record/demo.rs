@@ -55,6 +55,9 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
     if w.fork_read {
         cmd.push("--fork-read".into());
     }
+    if w.regions > 1 {
+        cmd.extend(["--regions".into(), w.regions.to_string()]);
+    }
     if w.fill > 0 {
         cmd.extend(["--fill".into(), w.fill.to_string()]);
     }

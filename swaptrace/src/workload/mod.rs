@@ -162,6 +162,10 @@ pub struct WorkloadSpec {
     /// shares with its parent (copy-on-write), the parent waits.
     #[serde(default)]
     pub fork_read: bool,
+    /// Separate mappings (VMAs) the memory is split over, page `p` in
+    /// mapping `p % regions`: address order reads them interleaved.
+    #[serde(default = "one")]
+    pub regions: u32,
 }
 
 fn one() -> u32 {
@@ -186,6 +190,7 @@ impl Default for WorkloadSpec {
             procs: 1,
             read_order: ReadOrder::Address,
             fork_read: false,
+            regions: 1,
         }
     }
 }
@@ -318,7 +323,9 @@ pub fn parse_size(s: &str) -> Result<u64, WorkloadError> {
 
 struct Mapping {
     ptr: *mut u8,
+    /// Mapped, and used (the rest is a guard page).
     len: usize,
+    usable: usize,
 }
 
 impl Mapping {
@@ -343,7 +350,54 @@ impl Mapping {
         Ok(Mapping {
             ptr: ptr.cast(),
             len,
+            usable: len,
         })
+    }
+}
+
+/// The workload's memory: `regions` mappings, logical page `p` in region
+/// `p % regions` at page `p / regions`, so that address order interleaves
+/// the regions (one VMA each).
+struct Regions {
+    maps: Vec<Mapping>,
+    ps: usize,
+}
+
+impl Regions {
+    fn map(pages: u64, regions: u32, psize: u64) -> io::Result<Regions> {
+        let n = u64::from(regions).min(pages).max(1);
+        let maps = (0..n)
+            .map(|r| {
+                let len = (pages - r).div_ceil(n) * psize;
+                let len = usize::try_from(len)
+                    .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+                if n == 1 {
+                    return Mapping::anonymous(len);
+                }
+                // A PROT_NONE page above each: adjacent anonymous mappings
+                // would merge into one VMA.
+                let ps = psize as usize;
+                let mut m = Mapping::anonymous(len + ps)?;
+                // SAFETY: the last page of our own mapping.
+                if unsafe { libc::mprotect(m.ptr.add(len).cast(), ps, libc::PROT_NONE) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                m.usable = len;
+                Ok(m)
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        Ok(Regions {
+            maps,
+            ps: psize as usize,
+        })
+    }
+
+    /// Where logical page `p` (< the pages mapped) starts.
+    fn page(&self, p: u64) -> *mut u8 {
+        let n = self.maps.len() as u64;
+        let m = &self.maps[(p % n) as usize];
+        // SAFETY: p / n < the pages of region p % n (see `map`).
+        unsafe { m.ptr.add((p / n) as usize * self.ps) }
     }
 }
 
@@ -495,18 +549,19 @@ fn run_one(
         source: io::Error::from(io::ErrorKind::InvalidInput),
     })?;
     let order = touch_order(spec.pattern, pages, spec.seed);
-    let map = Mapping::anonymous(len).map_err(|source| WorkloadError::Mmap {
-        bytes: len as u64,
-        source,
-    })?;
+    let map =
+        Regions::map(pages, spec.regions.max(1), psize).map_err(|source| WorkloadError::Mmap {
+            bytes: len as u64,
+            source,
+        })?;
     let ps = psize as usize;
     let slot_off = |slot: usize| (slot * ps / SLOTS) & !7;
 
     let t0 = Instant::now();
     let mut touched = 0u64;
     for &p in &order {
-        // SAFETY: p < pages, offsets < page size and 8-aligned.
-        let base = unsafe { map.ptr.add(p as usize * ps) };
+        // Offsets below are < page size and 8-aligned.
+        let base = map.page(p);
         if spec.fill > 0 && spec.word(p, 0) != 0 {
             for off in (0..ps / spec.fill as usize).step_by(8) {
                 if off % (ps / SLOTS) != 0 {
@@ -531,17 +586,12 @@ fn run_one(
         let mut i = 0;
         while i < order.len() {
             let mut n = 1;
-            while i + n < order.len() && order[i + n] == order[i] + n as u64 {
+            while map.maps.len() == 1 && i + n < order.len() && order[i + n] == order[i] + n as u64
+            {
                 n += 1;
             }
-            // SAFETY: the run lies inside our own mapping.
-            let r = unsafe {
-                libc::madvise(
-                    map.ptr.add(order[i] as usize * ps).cast(),
-                    n * ps,
-                    libc::MADV_PAGEOUT,
-                )
-            };
+            // SAFETY: the run lies inside one of our own mappings.
+            let r = unsafe { libc::madvise(map.page(order[i]).cast(), n * ps, libc::MADV_PAGEOUT) };
             if r != 0 {
                 return Err(WorkloadError::Pageout(io::Error::last_os_error()));
             }
@@ -565,8 +615,10 @@ fn run_one(
 
     if spec.thp {
         // SAFETY: the range is our own mapping.
-        if unsafe { libc::madvise(map.ptr.cast(), len, libc::MADV_HUGEPAGE) } != 0 {
-            return Err(WorkloadError::Pageout(io::Error::last_os_error()));
+        for m in &map.maps {
+            if unsafe { libc::madvise(m.ptr.cast(), m.usable, libc::MADV_HUGEPAGE) } != 0 {
+                return Err(WorkloadError::Pageout(io::Error::last_os_error()));
+            }
         }
     }
     if let Some(t) = together {
@@ -599,7 +651,7 @@ fn run_one(
 /// The read passes over `map`, checking every page read.
 fn read_passes(
     spec: &WorkloadSpec,
-    map: &Mapping,
+    map: &Regions,
     pages: u64,
     ps: usize,
 ) -> Result<(), WorkloadError> {
@@ -616,9 +668,7 @@ fn read_passes(
             let slot = ((p + u64::from(pass)) % SLOTS as u64) as usize;
             let off = slot_off(slot);
             // SAFETY: as above.
-            let found = unsafe {
-                std::ptr::read_volatile(map.ptr.add(p as usize * ps + off).cast::<u64>())
-            };
+            let found = unsafe { std::ptr::read_volatile(map.page(p).add(off).cast::<u64>()) };
             let expected = spec.word(p, slot);
             if found != expected {
                 return Err(WorkloadError::Corrupt {
@@ -743,6 +793,26 @@ mod tests {
             assert_eq!(r.pages, r.touched);
             assert!(r.min_faults >= r.pages / 2, "first touch should fault");
         }
+    }
+
+    /// Several mappings: every page written and read back (checked), in
+    /// one process and in processes running together.
+    #[test]
+    fn pages_spread_over_regions_read_back() {
+        let spec = WorkloadSpec {
+            size_bytes: (4 << 20) + 3 * 4096,
+            regions: 3,
+            passes: 2,
+            ..WorkloadSpec::default()
+        };
+        let r = run(&spec).unwrap();
+        assert_eq!(r.pages, spec.size_bytes / r.page_size);
+        assert_eq!(r.touched, r.pages);
+        let map = Regions::map(10, 3, 4096).unwrap();
+        let usable: Vec<usize> = map.maps.iter().map(|m| m.usable / 4096).collect();
+        assert_eq!(usable, [4, 3, 3]);
+        // Each with its guard page: three VMAs, not one.
+        assert!(map.maps.iter().all(|m| m.len == m.usable + 4096));
     }
 
     #[test]
