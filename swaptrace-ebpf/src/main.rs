@@ -12,6 +12,7 @@
 
 mod exact;
 mod konst;
+mod owner;
 mod swap;
 mod trial;
 

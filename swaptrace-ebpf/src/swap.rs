@@ -149,14 +149,14 @@ pub(crate) fn read_u64(base: u64, off: u64) -> Option<u64> {
 
 /// The first 64 bytes of a kernel object, read at once: fields at offsets
 /// below 64 come from here, others are read one by one.
-struct Head {
+pub(crate) struct Head {
     base: u64,
     words: [u64; 8],
 }
 
 impl Head {
     #[inline(always)]
-    fn read(base: u64) -> Option<Head> {
+    pub(crate) fn read(base: u64) -> Option<Head> {
         if base == 0 {
             return None;
         }
@@ -171,7 +171,7 @@ impl Head {
     }
 
     #[inline(always)]
-    fn get(&self, off: u64) -> Option<u64> {
+    pub(crate) fn get(&self, off: u64) -> Option<u64> {
         if off < 64 && off & 7 == 0 {
             self.words.get((off / 8) as usize).copied()
         } else {
@@ -524,26 +524,6 @@ fn fault_done() {
     emit(ev);
 }
 
-/// Args: (parent, child). A fork that copied the address space: the
-/// recorder joins the child's swap-ins to the parent's swap-outs.
-#[raw_tracepoint(tracepoint = "sched_process_fork")]
-pub fn process_fork(ctx: RawTracePointContext) -> i32 {
-    if !selected() {
-        return 0;
-    }
-    let off = g(&K_TASK_MM);
-    let parent = read_u64(ctx.arg::<u64>(0), off).unwrap_or(0);
-    let child = read_u64(ctx.arg::<u64>(1), off).unwrap_or(0);
-    if parent == 0 || child == 0 || parent == child {
-        return 0;
-    }
-    let mut ev = event(kind::FORK, unsafe { bpf_ktime_get_ns() });
-    ev.mm = child;
-    ev.entry = parent;
-    emit(ev);
-    0
-}
-
 /// Args: (folio). Every folio written out by reclaim, I/O or not.
 #[raw_tracepoint(tracepoint = "mm_vmscan_write_folio")]
 pub fn mm_vmscan_write_folio(ctx: RawTracePointContext) -> i32 {
@@ -599,7 +579,7 @@ fn swap_out(folio: u64) {
         0
     };
     let node = read_u64(anon_vma, g(&K_ANON_VMA_ROOT)).unwrap_or(0);
-    let fields = vma_of(node, index).map(|(v, pgoff)| {
+    let fields = crate::owner::vma_of(node, index).map(|(v, pgoff)| {
         (
             v.get(g(&K_VMA_MM)),
             v.get(g(&K_VMA_START)),
@@ -633,45 +613,6 @@ fn swap_out(folio: u64) {
         return;
     }
     emit(ev);
-}
-
-/// `rb_node.rb_right`, `rb_node.rb_left` (after `__rb_parent_color`).
-const RB_RIGHT: u64 = 8;
-const RB_LEFT: u64 = 16;
-/// Levels of the anon_vma's interval tree searched.
-const AVC_DEPTH: u32 = 12;
-
-/// The VMA on an anon_vma that maps page `index`, with its `vm_pgoff`:
-/// the interval tree of anon_vma_chains (ordered by `vm_pgoff`) searched
-/// from `node`, its root, as `anon_vma_interval_tree_foreach()` would. An
-/// mprotect or fork puts several VMAs on one anon_vma; the root alone may
-/// not map the page. Without a match, the root's VMA.
-#[inline(always)]
-fn vma_of(node: u64, index: u64) -> Option<(Head, u64)> {
-    let mut node = node;
-    let mut root: Option<(Head, u64)> = None;
-    let shift = g(&K_PAGE_SHIFT);
-    for _ in 0..AVC_DEPTH {
-        if node == 0 {
-            break;
-        }
-        let avc = node - g(&K_AVC_RB);
-        let v = read_u64(avc, g(&K_AVC_VMA)).and_then(Head::read)?;
-        let pgoff = v.get(g(&K_VMA_PGOFF))?;
-        let pages = v.get(g(&K_VMA_END))?.wrapping_sub(v.get(g(&K_VMA_START))?) >> shift;
-        let next = if index < pgoff {
-            RB_LEFT
-        } else if index - pgoff >= pages {
-            RB_RIGHT
-        } else {
-            return Some((v, pgoff));
-        };
-        if root.is_none() {
-            root = Some((v, pgoff));
-        }
-        node = read_u64(node, next).unwrap_or(0);
-    }
-    root
 }
 
 #[inline(always)]

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+mod memory;
 mod procs;
+use memory::Regions;
 pub use procs::ReadOrder;
 
 #[derive(Debug, thiserror::Error)]
@@ -319,93 +321,6 @@ pub fn parse_size(s: &str) -> Result<u64, WorkloadError> {
     };
     n.checked_mul(1u64 << shift)
         .ok_or_else(|| bad("size overflows u64"))
-}
-
-struct Mapping {
-    ptr: *mut u8,
-    /// Mapped, and used (the rest is a guard page).
-    len: usize,
-    usable: usize,
-}
-
-impl Mapping {
-    fn anonymous(len: usize) -> io::Result<Mapping> {
-        // SAFETY: fresh anonymous private mapping; no aliasing.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        // 4 KiB pages for determinism even with THP=always; best effort.
-        // SAFETY: range is our own mapping.
-        unsafe { libc::madvise(ptr, len, libc::MADV_NOHUGEPAGE) };
-        Ok(Mapping {
-            ptr: ptr.cast(),
-            len,
-            usable: len,
-        })
-    }
-}
-
-/// The workload's memory: `regions` mappings, logical page `p` in region
-/// `p % regions` at page `p / regions`, so that address order interleaves
-/// the regions (one VMA each).
-struct Regions {
-    maps: Vec<Mapping>,
-    ps: usize,
-}
-
-impl Regions {
-    fn map(pages: u64, regions: u32, psize: u64) -> io::Result<Regions> {
-        let n = u64::from(regions).min(pages).max(1);
-        let maps = (0..n)
-            .map(|r| {
-                let len = (pages - r).div_ceil(n) * psize;
-                let len = usize::try_from(len)
-                    .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-                if n == 1 {
-                    return Mapping::anonymous(len);
-                }
-                // A PROT_NONE page above each: adjacent anonymous mappings
-                // would merge into one VMA.
-                let ps = psize as usize;
-                let mut m = Mapping::anonymous(len + ps)?;
-                // SAFETY: the last page of our own mapping.
-                if unsafe { libc::mprotect(m.ptr.add(len).cast(), ps, libc::PROT_NONE) } != 0 {
-                    return Err(io::Error::last_os_error());
-                }
-                m.usable = len;
-                Ok(m)
-            })
-            .collect::<io::Result<Vec<_>>>()?;
-        Ok(Regions {
-            maps,
-            ps: psize as usize,
-        })
-    }
-
-    /// Where logical page `p` (< the pages mapped) starts.
-    fn page(&self, p: u64) -> *mut u8 {
-        let n = self.maps.len() as u64;
-        let m = &self.maps[(p % n) as usize];
-        // SAFETY: p / n < the pages of region p % n (see `map`).
-        unsafe { m.ptr.add((p / n) as usize * self.ps) }
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: unmapping exactly what mmap returned.
-        unsafe { libc::munmap(self.ptr.cast(), self.len) };
-    }
 }
 
 /// Major and minor faults of this process and its waited-for children.
