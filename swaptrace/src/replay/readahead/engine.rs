@@ -16,9 +16,14 @@ struct Model<'a> {
     slots: SlotTable,
     /// Each page's last swap entry (its PTE while swapped out).
     pages: PageTable,
-    /// Resident swap-backed pages, oldest first (stale generations skipped).
+    /// The inactive list: resident swap-backed pages, oldest first (stale
+    /// generations skipped).
     lru: VecDeque<LruItem>,
+    /// The active list: mapped pages reclaim found referenced.
+    active: VecDeque<LruItem>,
     resident: usize,
+    /// Resident pages on the active list.
+    n_active: usize,
     gen: u32,
     m: Metrics,
     /// Entries read by the current miss (reused).
@@ -114,9 +119,8 @@ impl Model<'_> {
 
     fn drop_slot(&mut self, e: SwapEntry) {
         if let Some(s) = self.slots.remove(&e) {
-            if s.cache.resident() {
-                self.resident -= 1;
-            }
+            self.resident -= s.cache.resident() as usize;
+            self.n_active -= s.cache.active() as usize;
         }
     }
 
@@ -163,6 +167,7 @@ impl Model<'_> {
                     // A fault on a page the model holds mapped: the kernel
                     // dropped it; the model's memory is too large. A miss.
                     self.resident -= 1;
+                    self.n_active -= slot.cache.active() as usize;
                     if let Some(s) = self.slots.get_mut(&f.entry) {
                         s.cache = Cache::No;
                     }
@@ -192,6 +197,7 @@ impl Model<'_> {
                 gen,
                 referenced: true,
                 dirty: false,
+                active: false,
             };
         }
         if ra {
@@ -258,6 +264,7 @@ impl Model<'_> {
                 gen,
                 referenced: true,
                 dirty: false,
+                active: false,
             };
         }
         // One request per run of contiguous offsets (the plugged reads merge).
@@ -332,20 +339,34 @@ impl Model<'_> {
             }
         }
         // Whatever is left of the device (readahead never used) goes.
-        self.resident -= self.slots.clear_dev(dev);
+        let (resident, active) = self.slots.clear_dev(dev);
+        self.resident -= resident;
+        self.n_active -= active;
         self.in_swapoff = false;
     }
 
-    /// Beyond capacity, reclaim scans resident pages oldest first, as the
-    /// kernel's LRU does (`shrink_folio_list()`): a mapped page that was
-    /// referenced gets a second chance, an unused readahead page goes.
+    /// Beyond capacity, reclaim as the kernel's two anon LRU lists
+    /// (`shrink_lruvec()`): when the inactive list is low
+    /// ([`inactive_is_low`]), the oldest active page
+    /// is deactivated (`shrink_active_list()`: anon pages always are);
+    /// else the oldest inactive page is scanned (`shrink_folio_list()`): a
+    /// mapped page that was referenced is activated, an unused readahead
+    /// page or an unreferenced one goes.
     fn evict(&mut self) {
         while self.resident > self.input.memory_pages {
+            if inactive_is_low(self.resident - self.n_active, self.n_active) {
+                self.deactivate();
+                continue;
+            }
             if let Some(e) = self.lru.get(PREFETCH_LRU).and_then(|n| unpack(n.entry)) {
                 self.slots.prefetch(&e);
             }
             let Some(item) = self.lru.pop_front() else {
-                break;
+                if self.n_active == 0 {
+                    break;
+                }
+                self.deactivate();
+                continue;
             };
             let (Some(e), gen) = (unpack(item.entry), item.gen) else {
                 continue;
@@ -353,7 +374,7 @@ impl Model<'_> {
             let Some(s) = self.slots.get(&e).copied() else {
                 continue;
             };
-            if s.cache.gen() != Some(gen) {
+            if s.cache.gen() != Some(gen) || s.cache.active() {
                 continue;
             }
             if let Cache::Mapped {
@@ -362,14 +383,20 @@ impl Model<'_> {
                 ..
             } = s.cache
             {
-                let gen = self.next_gen(e);
+                self.gen = self.gen.wrapping_add(1);
+                self.active.push_back(LruItem {
+                    entry: item.entry,
+                    gen: self.gen,
+                });
                 if let Some(s) = self.slots.get_mut(&e) {
                     s.cache = Cache::Mapped {
-                        gen,
+                        gen: self.gen,
                         referenced: false,
                         dirty,
+                        active: true,
                     };
                 }
+                self.n_active += 1;
                 continue;
             }
             if let Cache::Mapped { dirty: true, .. } = s.cache {
@@ -391,6 +418,42 @@ impl Model<'_> {
             self.resident -= 1;
         }
     }
+
+    /// The oldest active page goes to the inactive list, unreferenced.
+    fn deactivate(&mut self) {
+        while let Some(item) = self.active.pop_front() {
+            let Some(e) = unpack(item.entry) else {
+                continue;
+            };
+            let Some(s) = self.slots.get(&e).copied() else {
+                continue;
+            };
+            if s.cache.gen() != Some(item.gen) || !s.cache.active() {
+                continue;
+            }
+            let gen = self.next_gen(e);
+            if let (Some(s), Cache::Mapped { dirty, .. }) = (self.slots.get_mut(&e), s.cache) {
+                s.cache = Cache::Mapped {
+                    gen,
+                    referenced: false,
+                    dirty,
+                    active: false,
+                };
+            }
+            self.n_active -= 1;
+            return;
+        }
+        // Only stale items were left: nothing is active.
+        self.n_active = 0;
+    }
+}
+
+/// `inactive_is_low()` (mm/vmscan.c): the inactive list times
+/// `int_sqrt(10 * GiB)` of both (1 below 1 GiB) is less than the active.
+fn inactive_is_low(inactive: usize, active: usize) -> bool {
+    let gb = (inactive + active) >> 18;
+    let ratio = if gb > 0 { (10 * gb).isqrt() } else { 1 };
+    inactive * ratio < active
 }
 
 /// Replays `input` through `policy`.
@@ -423,6 +486,8 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
         in_swapoff: false,
         so: SwapoffMetrics::default(),
         lru: VecDeque::new(),
+        active: VecDeque::new(),
+        n_active: 0,
         resident: 0,
         gen: 0,
         m: Metrics {
@@ -551,4 +616,20 @@ pub(super) fn join_all(
         .into_iter()
         .map(|(name, r)| r.map_err(|_| ReplayError::PolicyPanicked(name)))
         .collect()
+}
+
+#[cfg(test)]
+mod lists {
+    use super::inactive_is_low;
+
+    #[test]
+    fn inactive_is_low_as_the_kernel_sizes_it() {
+        // Below 1 GiB the lists are kept even.
+        assert!(inactive_is_low(99, 100));
+        assert!(!inactive_is_low(100, 100));
+        // 4 GiB (1,050,000 pages): int_sqrt(40) = 6, so the active list
+        // may be 6 times larger.
+        assert!(!inactive_is_low(150_000, 900_000));
+        assert!(inactive_is_low(149_000, 901_000));
+    }
 }

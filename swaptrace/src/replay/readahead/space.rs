@@ -21,6 +21,8 @@ pub(super) enum Cache {
         gen: u32,
         referenced: bool,
         dirty: bool,
+        /// On the active list (else the inactive one).
+        active: bool,
     },
 }
 
@@ -34,6 +36,10 @@ impl Cache {
         if let Cache::Mapped { dirty, .. } = self {
             *dirty = to;
         }
+    }
+
+    pub(super) fn active(self) -> bool {
+        matches!(self, Cache::Mapped { active: true, .. })
     }
 
     pub(super) fn gen(self) -> Option<u32> {
@@ -176,21 +182,20 @@ impl SlotTable {
         }
     }
 
-    /// Empties device `dev` (swapoff done): the resident slots it had.
-    pub(super) fn clear_dev(&mut self, dev: u8) -> usize {
+    /// Swapoff done: drops device `dev`'s slots; returns how many were
+    /// resident, and how many of those active.
+    pub(super) fn clear_dev(&mut self, dev: u8) -> (usize, usize) {
         let Some(d) = self.devs.get_mut(dev as usize) else {
-            return 0;
+            return (0, 0);
         };
-        let resident = d
-            .dense
-            .iter()
-            .flatten()
-            .chain(d.sparse.values())
-            .filter(|s| s.cache.resident())
-            .count();
+        let (mut resident, mut active) = (0, 0);
+        for s in d.dense.iter().flatten().chain(d.sparse.values()) {
+            resident += s.cache.resident() as usize;
+            active += s.cache.active() as usize;
+        }
         d.dense.clear();
         d.sparse.clear();
-        resident
+        (resident, active)
     }
 
     /// Offsets of device `dev` indexed directly so far.

@@ -97,8 +97,9 @@ fn vma_beats_cluster_when_swap_order_is_not_address_order() {
     let (c, v) = (run("cluster", &inp), run("vma", &inp));
     assert!(v.pgmajfault < c.pgmajfault, "vma {v:?}\ncluster {c:?}");
     assert!(v.accuracy() > c.accuracy(), "vma {v:?}\ncluster {c:?}");
-    // In address order VMA readahead reads whole 8-page windows.
-    assert!(v.pgmajfault < 4096 / 8 + 16, "{v:?}");
+    // In address order VMA readahead reads whole 8-page windows (a few
+    // read ahead are reclaimed from the inactive list before use).
+    assert!(v.pgmajfault < 4096 / 8 + 32, "{v:?}");
 }
 
 #[test]
