@@ -41,6 +41,23 @@ fn bad_flags_are_explained() {
 }
 
 #[test]
+fn lab_fidelity_takes_a_command_or_shapes_not_both() {
+    let (code, _, err) = run(&["lab", "fidelity", "--shapes", "zero", "--", "sort"]);
+    assert_eq!(code, 1, "{err}");
+    if cfg!(feature = "live") {
+        assert!(
+            err.contains("a command after -- is the only shape"),
+            "{err}"
+        );
+    } else {
+        assert!(err.contains("without the `live` feature"), "{err}");
+    }
+    let (code, _, err) = run(&["lab", "fidelity", "--limit-mib", "8", "--", "sort"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--limit-mib"), "{err}");
+}
+
+#[test]
 fn doctor_lists_every_metric_in_both_forms() {
     let (code, out, err) = run(&["doctor", "--json"]);
     assert_eq!(code, 0, "{err}");

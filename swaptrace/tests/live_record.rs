@@ -38,6 +38,7 @@ fn recorded_swap_traffic_matches_vmstat() {
     let r = run_demo(
         std::path::Path::new(EXE),
         &DemoOptions {
+            command: None,
             workload: WorkloadSpec {
                 size_bytes: 384 << 20,
                 pattern: Pattern::ShuffledBlocks { block_pages: 16 },
@@ -348,6 +349,7 @@ fn zswap_traffic_matches_vmstat() {
     let r = run_demo(
         std::path::Path::new(EXE),
         &DemoOptions {
+            command: None,
             workload: WorkloadSpec {
                 size_bytes: 256 << 20,
                 pattern: Pattern::ShuffledBlocks { block_pages: 16 },

@@ -42,6 +42,7 @@ fn record(dir: &Path, name: &str, vma_ra: bool, setup: Setup) -> PathBuf {
     let r = run_demo(
         Path::new(EXE),
         &DemoOptions {
+            command: None,
             workload: WorkloadSpec {
                 size_bytes: match setup {
                     Setup::Pressure => 256 << 20,

@@ -69,6 +69,7 @@ pub fn run(a: Args) -> Result<()> {
     let r = swaptrace::record::run_demo(
         &exe,
         &swaptrace::record::DemoOptions {
+            command: None,
             workload: a.shape.apply(WorkloadSpec {
                 size_bytes: a.size,
                 pattern: a.pattern,

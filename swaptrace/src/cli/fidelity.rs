@@ -1,7 +1,8 @@
 //! `swaptrace lab fidelity`: records workload shapes under cluster and VMA
 //! readahead (`vma_ra_enabled` toggled and restored, swap on a
 //! non-rotational loop device), replays each trace through both policies
-//! and prints the own-policy errors and cross-predictions.
+//! and prints the own-policy errors and cross-predictions. After `--`, a
+//! command of the user's own is the one shape.
 
 use anyhow::Result;
 #[cfg(feature = "live")]
@@ -41,14 +42,24 @@ pub struct Args {
     /// Print JSON instead of the tables.
     #[arg(long)]
     json: bool,
+    /// The memory cgroup limit for a command given after `--`, MiB.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(16..))]
+    limit_mib: u64,
+    /// Record this command (after `--`) instead of the built-in shapes:
+    /// it runs in the memory cgroup of --limit-mib, its output goes to
+    /// stderr, and it must exit 0.
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
 }
 
 #[cfg(feature = "live")]
 /// A workload shape and the memory cgroup it runs in.
 struct Shape {
-    name: &'static str,
-    about: &'static str,
+    name: String,
+    about: String,
     spec: WorkloadSpec,
+    /// Run instead of the built-in workload.
+    command: Option<Vec<String>>,
     limit: u64,
 }
 
@@ -65,61 +76,84 @@ fn shapes(scale: f64) -> Vec<Shape> {
         seed: 3,
         ..WorkloadSpec::default()
     };
+    let shape = |name: &str, about: &str, spec| Shape {
+        name: name.into(),
+        about: about.into(),
+        spec,
+        command: None,
+        limit: mb(128),
+    };
     vec![
-        Shape {
-            name: "shuffled",
-            about: "one process, 256 MiB in shuffled 16-page blocks, read back in address order, 128 MiB cgroup",
-            spec: base(256),
-            limit: mb(128),
+        shape(
+            "shuffled",
+            "one process, 256 MiB in shuffled 16-page blocks, read back in address order, 128 MiB cgroup",
+            base(256),
+        ),
+        shape(
+            "procs",
+            "two processes writing 128 MiB each together, then reading their own back, 128 MiB cgroup",
+            WorkloadSpec {
+            procs: 2,
+            ..base(128)
         },
-        Shape {
-            name: "procs",
-            about: "two processes writing 128 MiB each together, then reading their own back, 128 MiB cgroup",
-            spec: WorkloadSpec {
-                procs: 2,
-                ..base(128)
-            },
-            limit: mb(128),
+        ),
+        shape(
+            "zero",
+            "256 MiB, every second page zero-filled, 128 MiB cgroup",
+            WorkloadSpec {
+            zero_every: 2,
+            ..base(256)
         },
-        Shape {
-            name: "zero",
-            about: "256 MiB, every second page zero-filled, 128 MiB cgroup",
-            spec: WorkloadSpec {
-                zero_every: 2,
-                ..base(256)
-            },
-            limit: mb(128),
+        ),
+        shape(
+            "random",
+            "192 MiB written and read twice in random page order, 128 MiB cgroup",
+            WorkloadSpec {
+            pattern: Pattern::Random,
+            read_order: ReadOrder::Random,
+            passes: 2,
+            ..base(192)
         },
-        Shape {
-            name: "random",
-            about: "192 MiB written and read twice in random page order, 128 MiB cgroup",
-            spec: WorkloadSpec {
-                pattern: Pattern::Random,
-                read_order: ReadOrder::Random,
-                passes: 2,
-                ..base(192)
-            },
-            limit: mb(128),
+        ),
+        shape(
+            "vmas",
+            "256 MiB over 4 mappings (VMAs), read back in address order, so the 4 interleave, 128 MiB cgroup",
+            WorkloadSpec {
+            regions: 4,
+            ..base(256)
         },
-        Shape {
-            name: "vmas",
-            about: "256 MiB over 4 mappings (VMAs), read back in address order, so the 4 interleave, 128 MiB cgroup",
-            spec: WorkloadSpec {
-                regions: 4,
-                ..base(256)
-            },
-            limit: mb(128),
+        ),
+        shape(
+            "fork",
+            "192 MiB written, then read by a forked child (shared pages), 128 MiB cgroup",
+            WorkloadSpec {
+            fork_read: true,
+            ..base(192)
         },
-        Shape {
-            name: "fork",
-            about: "192 MiB written, then read by a forked child (shared pages), 128 MiB cgroup",
-            spec: WorkloadSpec {
-                fork_read: true,
-                ..base(192)
-            },
-            limit: mb(128),
-        },
+        ),
     ]
+}
+
+/// The shape of a command given after `--`: its program's name, and no
+/// other shape may be asked for.
+#[cfg(feature = "live")]
+fn command_shape(a: &Args) -> Result<Option<Shape>> {
+    let Some(program) = a.command.first() else {
+        return Ok(None);
+    };
+    if !a.shapes.is_empty() {
+        bail!("--shapes chooses among the built-in shapes; a command after -- is the only shape");
+    }
+    let name = std::path::Path::new(program)
+        .file_name()
+        .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
+    Ok(Some(Shape {
+        about: format!("`{}`, {} MiB cgroup", a.command.join(" "), a.limit_mib),
+        name,
+        spec: WorkloadSpec::default(),
+        command: Some(a.command.clone()),
+        limit: a.limit_mib * MIB,
+    }))
 }
 
 #[cfg(feature = "live")]
@@ -134,16 +168,19 @@ pub fn run(_: Args) -> Result<()> {
 pub fn run(a: Args) -> Result<()> {
     use swaptrace::lab::{self, Knob};
     use swaptrace::record::{run_demo, DemoOptions};
+    let all = match command_shape(&a)? {
+        Some(s) => vec![s],
+        None => shapes(a.scale),
+    };
     lab::require_root()?;
-    let all = shapes(a.scale);
     for s in &a.shapes {
-        if !all.iter().any(|sh| sh.name == s) {
+        if !all.iter().any(|sh| sh.name == *s) {
             bail!("unknown shape {s:?} (shapes: shuffled, procs, zero, random, vmas, fork)");
         }
     }
     let chosen: Vec<&Shape> = all
         .iter()
-        .filter(|s| a.shapes.is_empty() || a.shapes.iter().any(|n| n == s.name))
+        .filter(|s| a.shapes.is_empty() || a.shapes.contains(&s.name))
         .collect();
     if let Some(k) = &a.keep {
         std::fs::create_dir_all(k).with_context(|| k.display().to_string())?;
@@ -169,6 +206,7 @@ pub fn run(a: Args) -> Result<()> {
                         &exe,
                         &DemoOptions {
                             workload: shape.spec.clone(),
+                            command: shape.command.clone(),
                             limit_bytes: shape.limit,
                             swap_bytes: 1 << 30,
                             swap_dir: a.dir.clone(),
@@ -189,8 +227,8 @@ pub fn run(a: Args) -> Result<()> {
             }
         }
         summaries.push(fidelity::summarise(
-            shape.name,
-            shape.about,
+            &shape.name,
+            &shape.about,
             &runs,
             &POLICIES,
         ));

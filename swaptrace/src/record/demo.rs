@@ -1,5 +1,6 @@
-//! A recording of the built-in workload under real memory pressure: a
-//! temporary swap file and a memory cgroup, both removed afterwards.
+//! A recording of the built-in workload (or a given command) under real
+//! memory pressure: a temporary swap file and a memory cgroup, both removed
+//! afterwards.
 
 use super::live::{record, RecordError, RecordOptions, Recorded};
 use crate::lab::{MemCgroup, SwapFile};
@@ -9,6 +10,8 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug)]
 pub struct DemoOptions {
     pub workload: WorkloadSpec,
+    /// A command to run instead of the built-in workload.
+    pub command: Option<Vec<String>>,
     /// memory.limit_in_bytes of the cgroup the workload runs in.
     pub limit_bytes: u64,
     pub swap_bytes: u64,
@@ -67,7 +70,8 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
     cmd
 }
 
-/// Sets up swap and the cgroup, records the workload run by `exe`, restores.
+/// Sets up swap and the cgroup, records the workload run by `exe` (or
+/// `o.command`), restores.
 pub fn run_demo(exe: &Path, o: &DemoOptions) -> Result<Recorded, RecordError> {
     crate::lab::require_root()?;
     crate::lab::journal::restore_dead_reporting();
@@ -83,7 +87,10 @@ pub fn run_demo(exe: &Path, o: &DemoOptions) -> Result<Recorded, RecordError> {
     let cg = MemCgroup::create("swaptrace-demo-", o.limit_bytes)?;
     record(&RecordOptions {
         output: o.output.clone(),
-        command: workload_command(exe, &o.workload),
+        command: o
+            .command
+            .clone()
+            .unwrap_or_else(|| workload_command(exe, &o.workload)),
         spawn_cgroup: Some(cg.path().to_path_buf()),
         progress: o.progress,
         // Its summary line joins ours on stderr: stdout may carry JSON.
