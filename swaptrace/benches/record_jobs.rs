@@ -45,6 +45,7 @@ const TRACEPOINTS: &[(&str, &str)] = &[
     ("syscalls", "sys_enter_swapon"),
     ("syscalls", "sys_exit_swapoff"),
     ("syscalls", "sys_exit_swapon"),
+    ("sched", "sched_process_fork"),
 ];
 
 fn median(v: &[f64]) -> f64 {
