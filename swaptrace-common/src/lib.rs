@@ -203,6 +203,9 @@ macro_rules! kernel_constants {
             K_CI_SIZE = u64::MAX,
             /// `SWAPFILE_CLUSTER`: pages per swap cluster (HPAGE_PMD_NR with THP_SWAP).
             K_SWAPFILE_CLUSTER = 512,
+            /// `LRU_REMOVED_RETRY` of `enum lru_status`: what
+            /// `shrink_memcg_cb()` returns for an entry written back.
+            K_LRU_REMOVED_RETRY = 1,
             /// 1: the exact swap-read probe reports reads outside a fault
             /// (kind unknown); count_memcg_events only gives kinds inside one.
             K_READS_OUTSIDE = 0,

@@ -5,9 +5,9 @@
 //! `K_*_ADDR` globals.
 
 use crate::konst::{
-    K_CI_SIZE, K_FOLIO_FLAGS, K_FOLIO_SWAP, K_LAST_RA_ADDR, K_PG_READAHEAD, K_RA_HITS_ADDR,
-    K_READS_OUTSIDE, K_SI_CLUSTER_INFO, K_SI_TYPE, K_SWAPFILE_CLUSTER, K_VMA_MM, K_VMF_ADDRESS,
-    K_VMF_FLAGS, K_VMF_ORIG_PTE, K_VMF_VMA, K_ZSWAP_RET_INT,
+    K_CI_SIZE, K_FOLIO_FLAGS, K_FOLIO_SWAP, K_LAST_RA_ADDR, K_LRU_REMOVED_RETRY, K_PG_READAHEAD,
+    K_RA_HITS_ADDR, K_READS_OUTSIDE, K_SI_CLUSTER_INFO, K_SI_TYPE, K_SWAPFILE_CLUSTER, K_VMA_MM,
+    K_VMF_ADDRESS, K_VMF_FLAGS, K_VMF_ORIG_PTE, K_VMF_VMA, K_ZSWAP_RET_INT,
 };
 use crate::swap::{
     count_lost, emit, event, g, known, read_u64, selected, tid, BPF_RB_AVAIL_DATA,
@@ -511,6 +511,32 @@ pub fn zswap_wb_fexit(ctx: FExitContext) -> u32 {
 #[kretprobe]
 pub fn zswap_wb_kretprobe(ctx: RetProbeContext) -> u32 {
     zswap_writeback(ctx.ret::<u64>(), 0);
+    0
+}
+
+/// `shrink_memcg_cb()`, the zswap LRU walk's callback, which 6.18 inlines
+/// `zswap_writeback_entry()` into: LRU_REMOVED_RETRY when it wrote one
+/// entry back (failures return LRU_RETRY or LRU_STOP, a second chance
+/// LRU_ROTATE).
+#[inline(always)]
+fn zswap_writeback_cb(ret: u64, flags: u8) {
+    let written = if ret & 0xffff_ffff == g(&K_LRU_REMOVED_RETRY) {
+        0
+    } else {
+        1
+    };
+    zswap_writeback(written, flags);
+}
+
+#[fexit(function = "shrink_memcg_cb")]
+pub fn zswap_wb_cb_fexit(ctx: FExitContext) -> u32 {
+    zswap_writeback_cb(ctx.ret::<u64>().unwrap_or(u64::MAX), exact::FENTRY);
+    0
+}
+
+#[kretprobe]
+pub fn zswap_wb_cb_kretprobe(ctx: RetProbeContext) -> u32 {
+    zswap_writeback_cb(ctx.ret::<u64>(), 0);
     0
 }
 

@@ -292,6 +292,24 @@ sc_zswap() {
 	memcg_limit "$MEMCG"
 }
 
+# Issue 17's jobs that never swap, recorded system-wide with bpf_stats on:
+# which programs run off the swap path under this kernel's backends, and
+# their ns per call (TCG inflates them; compare programs, not hosts).
+sc_overhead() {
+	S=/proc/sys/kernel/bpf_stats_enabled
+	old_stats=$(cat $S 2>/dev/null)
+	echo 1 > $S || log "$SC: cannot enable bpf_stats"
+	swap_on vda
+	timeout $LIMIT swaptrace record --json -o faults.swt -- \
+		swaptrace workload --size 256M --pattern seq > faults.json 2> faults.stderr
+	note faults $?
+	timeout $LIMIT swaptrace record --json -o dd.swt -- \
+		dd if=/dev/zero of=/dev/null bs=1 count=200000 > dd.json 2> dd.stderr
+	note dd $?
+	swap_off vda
+	[ -n "$old_stats" ] && echo "$old_stats" > $S
+}
+
 # scenario NAME: runs sc_NAME in /out/NAME with vmstat around it.
 scenario() {
 	SC=$1
@@ -313,7 +331,7 @@ scenario() {
 	log "scenario $SC: status $st after $(cat "$D/elapsed") s"
 }
 
-for s in doctor swapoff free fentry kprobe both zswap; do scenario $s; done
+for s in doctor swapoff free fentry kprobe both zswap overhead; do scenario $s; done
 
 dmesg > /out/dmesg.txt
 log "writing /out to /dev/vdc"

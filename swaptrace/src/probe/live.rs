@@ -306,6 +306,12 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
             .map(|v| v as u64)
             .map_err(|e| e.to_string()),
     );
+    put(
+        K_LRU_REMOVED_RETRY,
+        btf.enum_value(Some("lru_status"), "LRU_REMOVED_RETRY")
+            .map(|v| v as u64)
+            .map_err(|e| e.to_string()),
+    );
     put(K_SI_TYPE, off("swap_info_struct", "type"));
     put(K_SI_CLUSTER_INFO, off("swap_info_struct", "cluster_info"));
     put(

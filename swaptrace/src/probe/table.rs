@@ -144,7 +144,7 @@ const FAULT_TPS: &[Req] = &[
     Req::Built(true),
 ];
 
-use super::table_exact::{FREE_RANGE, SWAP_CACHE_HIT_618};
+use super::table_exact::{FREE_RANGE, SWAP_CACHE_HIT_618, ZSWAP_WB_CB};
 use ProgKind::{Fentry, Fexit, Kprobe, Kretprobe, RawTracepoint};
 
 /// The tracepoint-derived fault machinery, shared by several metrics.
@@ -633,6 +633,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         seen: Some(("6.1", "6.12")),
         silences: &[K_EV_ZSWPWB],
     },
+    ZSWAP_WB_CB[0],
     AttachPoint {
         metric: "zswap-writeback",
         backend: Backend::Kprobe,
@@ -647,6 +648,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         seen: Some(("6.1", "6.12")),
         silences: &[K_EV_ZSWPWB],
     },
+    ZSWAP_WB_CB[1],
     AttachPoint {
         metric: "zswap-writeback",
         backend: Backend::Tracepoint,

@@ -1,10 +1,12 @@
 //! Attach-table rows of the exact probes for the swap path of 6.15 and
 //! later: the swap-cache hit of `swap_update_readahead()` (6.18+) and the
 //! per-cluster frees (`swap_entries_free()` 6.15-6.18,
-//! `__swap_cluster_free_entries()` 7.x).
+//! `__swap_cluster_free_entries()` 7.x), and zswap writeback where
+//! `zswap_writeback_entry()` is inlined (6.18+).
 
 use super::table::{p, AttachPoint, Backend, Req};
 use super::ProgKind::{Fentry, Fexit, Kprobe, Kretprobe};
+use swaptrace_common::konst::K_EV_ZSWPWB;
 
 /// `swap_update_readahead(folio, vma, addr)`: `swap_cache_get_folio(entry)`
 /// became a plain lookup (6.18), and this is called for each hit.
@@ -129,6 +131,40 @@ pub const FREE_RANGE: [AttachPoint; 4] = [
         note: "one call per cluster, under its lock: cluster index from ci - si->cluster_info",
         seen: Some(("7.3", "7.3")),
         silences: &[],
+    },
+];
+
+/// `shrink_memcg_cb()`, the zswap LRU walk's callback: 6.18 inlines
+/// `zswap_writeback_entry()` into it. Without these, fentry kernels count
+/// writebacks with `memcg:count_memcg_events`, a program on every fault.
+pub const ZSWAP_WB_CB: [AttachPoint; 2] = [
+    AttachPoint {
+        metric: "zswap-writeback",
+        backend: Backend::Fentry,
+        attach: "fexit shrink_memcg_cb",
+        requires: &[
+            Req::BtfFunc("shrink_memcg_cb"),
+            Req::FentryAllowed,
+            Req::Built(true),
+        ],
+        progs: &[p("zswap_wb_cb_fexit", Fexit, "shrink_memcg_cb")],
+        note: "LRU_REMOVED_RETRY returned: one page written back (zswap_writeback_entry() inlined)",
+        seen: Some(("6.18", "7.3")),
+        silences: &[K_EV_ZSWPWB],
+    },
+    AttachPoint {
+        metric: "zswap-writeback",
+        backend: Backend::Kprobe,
+        attach: "kretprobe shrink_memcg_cb",
+        requires: &[
+            Req::Kallsyms("shrink_memcg_cb"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[p("zswap_wb_cb_kretprobe", Kretprobe, "shrink_memcg_cb")],
+        note: "LRU_REMOVED_RETRY returned: one page written back (zswap_writeback_entry() inlined)",
+        seen: None,
+        silences: &[K_EV_ZSWPWB],
     },
 ];
 

@@ -598,9 +598,56 @@ fn vmstat_comparison(v: &mut Verdict, out: &Path) {
     }
 }
 
+/// Issue 17's jobs that never swap (`overhead/`): the programs that ran
+/// under this kernel's backends, and their eBPF time per call (bpf_stats;
+/// TCG inflates the times, so compare programs, not hosts).
+fn overhead(v: &mut Verdict, out: &Path) {
+    v.note("eBPF time on jobs that never swap (record system-wide, bpf_stats):");
+    for job in ["faults", "dd"] {
+        let path = out.join("overhead").join(format!("{job}.json"));
+        let stats = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+            .and_then(|j| j["recorded"]["bpf_stats"].as_array().cloned());
+        let Some(stats) = stats else {
+            v.fail(
+                format!("overhead/{job}.json: bpf_stats"),
+                "missing, or not record --json output",
+            );
+            continue;
+        };
+        let ran: Vec<(&str, u64, u64)> = stats
+            .iter()
+            .filter_map(|p| {
+                let calls = p["run_count"].as_u64().filter(|&n| n > 0)?;
+                let ns = p["run_time_ns"].as_u64().unwrap_or(0);
+                Some((p["program"].as_str().unwrap_or("?"), calls, ns))
+            })
+            .collect();
+        let total: u64 = ran.iter().map(|r| r.2).sum();
+        v.note(format!(
+            "  {job}: {} of {} programs ran, {:.1} ms of eBPF time",
+            ran.len(),
+            stats.len(),
+            total as f64 / 1e6
+        ));
+        for (name, calls, ns) in &ran {
+            v.note(format!(
+                "    {name:<28} {calls:>10} calls {:>8.0} ns/call",
+                *ns as f64 / *calls as f64
+            ));
+        }
+        v.check(
+            !stats.is_empty(),
+            format!("overhead/{job}: record reports bpf_stats per program"),
+        );
+    }
+}
+
 /// Checks every claim on the traces in `out` (one kernel's `out/`).
 pub fn check_claims(v: &mut Verdict, out: &Path) {
     vmstat_comparison(v, out);
+    overhead(v, out);
     doctor(v, out);
     swapoff(v, out);
     free(v, out);

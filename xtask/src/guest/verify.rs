@@ -8,7 +8,9 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-const SCENARIOS: &[&str] = &["doctor", "swapoff", "free", "fentry", "kprobe", "both"];
+const SCENARIOS: &[&str] = &[
+    "doctor", "swapoff", "free", "fentry", "kprobe", "both", "overhead",
+];
 
 /// The files a scenario leaves besides its logs.
 fn expected(scenario: &str) -> &'static [&'static str] {
@@ -19,6 +21,7 @@ fn expected(scenario: &str) -> &'static [&'static str] {
         "fentry" => &["fentry.swt"],
         "kprobe" => &["kprobe.swt"],
         "both" => &["fentry.swt", "kprobe.swt"],
+        "overhead" => &["faults.json", "dd.json"],
         _ => &[],
     }
 }

@@ -31,8 +31,8 @@ fn an_empty_run_fails_every_check_without_panicking() {
     let dir = tempfile::tempdir().expect("tempdir");
     let v = verify(dir.path(), Path::new(NO_HOST));
     assert_eq!(v.passed(), 0, "{v}");
-    // uname, features, kallsyms, six scenarios, then the claims' traces.
-    assert!(v.failed() >= 9 + 6, "{v}");
+    // uname, features, kallsyms, seven scenarios, then the claims' traces.
+    assert!(v.failed() >= 10 + 6, "{v}");
 }
 
 #[test]
@@ -93,6 +93,33 @@ fn synthetic_traces_are_read_and_checked() {
             .contains("swapoff (the 5.8 swapoff readahead-statistics fix):"),
         "{v}"
     );
+}
+
+#[test]
+fn overhead_lists_the_programs_that_ran() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path().join("out/overhead");
+    fs::create_dir_all(&d).expect("mkdir");
+    let stats = r#"{"recorded": {"bpf_stats": [
+        {"program": "count_memcg_events", "run_count": 4000, "run_time_ns": 320000},
+        {"program": "do_swap_page", "run_count": 0, "run_time_ns": 0}]}}"#;
+    fs::write(d.join("faults.json"), stats).expect("write");
+    let mut v = Verdict::default();
+    crate::guest::claims::check_claims(&mut v, &dir.path().join("out"));
+    let ok = check(&v, "overhead/faults: record reports bpf_stats per program");
+    assert!(ok.is_some_and(|c| c.ok), "{v}");
+    let text = v.to_string();
+    assert!(
+        text.contains("faults: 1 of 2 programs ran, 0.3 ms"),
+        "{text}"
+    );
+    assert!(
+        text.contains("count_memcg_events") && text.contains("80 ns/call"),
+        "{text}"
+    );
+    assert!(!text.contains("    do_swap_page"), "{text}");
+    let dd = check(&v, "overhead/dd.json: bpf_stats").expect("dd check");
+    assert!(!dd.ok, "{dd}");
 }
 
 #[test]
