@@ -292,9 +292,10 @@ sc_zswap() {
 	memcg_limit "$MEMCG"
 }
 
-# Issue 17's jobs that never swap, recorded system-wide with bpf_stats on:
-# which programs run off the swap path under this kernel's backends, and
-# their ns per call (TCG inflates them; compare programs, not hosts).
+# Issue 17's jobs, recorded system-wide with bpf_stats on: two that never
+# swap (which programs run off the swap path under this kernel's backends)
+# and a swapping one (eBPF time per recorded event). TCG inflates the
+# times: compare programs and kernels, not hosts.
 sc_overhead() {
 	S=/proc/sys/kernel/bpf_stats_enabled
 	old_stats=$(cat $S 2>/dev/null)
@@ -306,6 +307,9 @@ sc_overhead() {
 	timeout $LIMIT swaptrace record --json -o dd.swt -- \
 		dd if=/dev/zero of=/dev/null bs=1 count=200000 > dd.json 2> dd.stderr
 	note dd $?
+	timeout $LIMIT swaptrace record --json -o swap.swt -- \
+		in_cg swaptrace workload --size 256M --pattern shuffled-blocks:16 > swap.json 2> swap.stderr
+	note swap $?
 	swap_off vda
 	[ -n "$old_stats" ] && echo "$old_stats" > $S
 }

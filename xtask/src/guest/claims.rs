@@ -598,17 +598,20 @@ fn vmstat_comparison(v: &mut Verdict, out: &Path) {
     }
 }
 
-/// Issue 17's jobs that never swap (`overhead/`): the programs that ran
-/// under this kernel's backends, and their eBPF time per call (bpf_stats;
-/// TCG inflates the times, so compare programs, not hosts).
+/// Issue 17's jobs (`overhead/`): the programs that ran under this
+/// kernel's backends on two jobs that never swap and on one that swaps,
+/// with their eBPF time per call and per recorded event (bpf_stats; TCG
+/// inflates the times, so compare programs and kernels, not hosts).
 fn overhead(v: &mut Verdict, out: &Path) {
-    v.note("eBPF time on jobs that never swap (record system-wide, bpf_stats):");
-    for job in ["faults", "dd"] {
+    v.note("eBPF time per job (record system-wide, bpf_stats; faults and dd never swap):");
+    for job in ["faults", "dd", "swap"] {
         let path = out.join("overhead").join(format!("{job}.json"));
-        let stats = std::fs::read_to_string(&path)
+        let recorded = std::fs::read_to_string(&path)
             .ok()
             .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
-            .and_then(|j| j["recorded"]["bpf_stats"].as_array().cloned());
+            .map(|j| j["recorded"].clone());
+        let records = recorded.as_ref().and_then(|r| r["records"].as_u64());
+        let stats = recorded.and_then(|r| r["bpf_stats"].as_array().cloned());
         let Some(stats) = stats else {
             v.fail(
                 format!("overhead/{job}.json: bpf_stats"),
@@ -625,8 +628,12 @@ fn overhead(v: &mut Verdict, out: &Path) {
             })
             .collect();
         let total: u64 = ran.iter().map(|r| r.2).sum();
+        let per_event = match records {
+            Some(n) if n > 0 => format!(", {:.0} ns per recorded event", total as f64 / n as f64),
+            _ => String::new(),
+        };
         v.note(format!(
-            "  {job}: {} of {} programs ran, {:.1} ms of eBPF time",
+            "  {job}: {} of {} programs ran, {:.1} ms of eBPF time{per_event}",
             ran.len(),
             stats.len(),
             total as f64 / 1e6

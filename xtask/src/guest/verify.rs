@@ -21,7 +21,7 @@ fn expected(scenario: &str) -> &'static [&'static str] {
         "fentry" => &["fentry.swt"],
         "kprobe" => &["kprobe.swt"],
         "both" => &["fentry.swt", "kprobe.swt"],
-        "overhead" => &["faults.json", "dd.json"],
+        "overhead" => &["faults.json", "dd.json", "swap.json"],
         _ => &[],
     }
 }

@@ -100,7 +100,7 @@ fn overhead_lists_the_programs_that_ran() {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path().join("out/overhead");
     fs::create_dir_all(&d).expect("mkdir");
-    let stats = r#"{"recorded": {"bpf_stats": [
+    let stats = r#"{"recorded": {"records": 400, "bpf_stats": [
         {"program": "count_memcg_events", "run_count": 4000, "run_time_ns": 320000},
         {"program": "do_swap_page", "run_count": 0, "run_time_ns": 0}]}}"#;
     fs::write(d.join("faults.json"), stats).expect("write");
