@@ -203,6 +203,10 @@ macro_rules! kernel_constants {
             K_CI_SIZE = u64::MAX,
             /// `SWAPFILE_CLUSTER`: pages per swap cluster (HPAGE_PMD_NR with THP_SWAP).
             K_SWAPFILE_CLUSTER = 512,
+            /// 1: an exact `zswap_store()` probe gives each swap-out its kind
+            /// (stored: zswap; refused: I/O; not called: a zero-filled folio
+            /// where the kernel has SWPOUT_ZERO, else I/O).
+            K_STORES_EXACT = 0,
             /// `LRU_REMOVED_RETRY` of `enum lru_status`: what
             /// `shrink_memcg_cb()` returns for an entry written back.
             K_LRU_REMOVED_RETRY = 1,

@@ -21,7 +21,7 @@ use aya_ebpf::{
     programs::{FEntryContext, FExitContext, ProbeContext, RetProbeContext},
     EbpfContext,
 };
-use swaptrace_common::{exact, kind, read_kind, FreeBatchEvent, FREE_BATCH_MAX};
+use swaptrace_common::{exact, flag, kind, read_kind, FreeBatchEvent, FREE_BATCH_MAX};
 
 const RA: u64 = 1;
 const CACHE: u64 = 2;
@@ -449,9 +449,6 @@ pub fn free_range_kretprobe(_ctx: RetProbeContext) -> u32 {
 
 #[inline(always)]
 fn zswap(ret: u64, load: bool, flags: u8) {
-    if !selected() {
-        return;
-    }
     // Bit 0: loads return int 0 on success, bit 1: stores do (else bool).
     let int = (g(&K_ZSWAP_RET_INT) >> if load { 0 } else { 1 }) & 1 == 1;
     let ok = if int {
@@ -459,6 +456,14 @@ fn zswap(ret: u64, load: bool, flags: u8) {
     } else {
         ret & 0xff != 0
     };
+    // The swap-out that follows in this task (pageout()'s tracepoint) was
+    // stored, or refused and written (whoever the task is).
+    if !load {
+        crate::swap::note_out_kind(if ok { flag::OUT_ZSWAP } else { flag::OUT_IO });
+    }
+    if !selected() {
+        return;
+    }
     let mut ev = event(kind::ZSWAP_OP, unsafe { bpf_ktime_get_ns() });
     ev.flags = flags | if load { exact::LOAD } else { 0 } | if ok { exact::OK } else { 0 };
     emit(ev);

@@ -572,6 +572,15 @@ fn swap_out(folio: u64) {
         ev.flags = s.out_kind;
         s.out_kind = 0;
     }
+    // No zswap_store() call before this write-out: swap_writeout() took
+    // the zero-filled path first (6.12+), or wrote without zswap.
+    if ev.flags == 0 && g(&K_STORES_EXACT) == 1 {
+        ev.flags = if known(g(&K_EV_SWPOUT_ZERO)) {
+            flag::OUT_ZERO
+        } else {
+            flag::OUT_IO
+        };
+    }
     // anon_vma -> root of its anon_vma_chain interval tree -> vma -> mm.
     let anon_vma = if anon {
         mapping & !PAGE_MAPPING_FLAGS
@@ -613,6 +622,15 @@ fn swap_out(folio: u64) {
         return;
     }
     emit(ev);
+}
+
+/// The kind of this task's next swap-out, from an exact probe.
+#[inline(always)]
+pub(crate) fn note_out_kind(kind: u8) {
+    if let Some(s) = task_take(tid(), EMPTY) {
+        // SAFETY: this task's slot.
+        unsafe { (*s).out_kind |= kind };
+    }
 }
 
 #[inline(always)]

@@ -190,6 +190,8 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
             .map_err(|e| e.to_string())
     };
     put(K_READS_OUTSIDE, Ok(u64::from(exact_reads)));
+    let exact_stores = chosen().any(|c| c.progs.iter().any(|p| p.name.starts_with("zswap_store")));
+    put(K_STORES_EXACT, Ok(u64::from(exact_stores)));
     put(K_TASK_MM, off("task_struct", "mm"));
     put(K_FOLIO_FLAGS, off("folio", "flags"));
     put(K_FOLIO_FLAGS1, off("folio", "_flags_1"));

@@ -40,6 +40,9 @@ pub struct Seen {
     /// their kind (I/O, zero page, zswap). Absent before 6.13, where the
     /// exact backends count reads of every kind together.
     pub kinds: bool,
+    /// Swap-outs carry their kind: from `count_memcg_events`, or from an
+    /// exact `zswap_store()` probe (stored, refused, or not called).
+    pub out_kinds: bool,
     /// Swap faults by the exact probes (`do_swap_page`): their reads are
     /// `swap_read_folio()` calls, split by kind only where the kernel
     /// counts PSWPIN inside the fault, so reads are compared all kinds together.
@@ -62,13 +65,17 @@ impl Seen {
         let mut seen = Seen::default();
         for a in attach {
             seen.kinds |= a.contains("count_memcg_events");
+            seen.out_kinds |= ["count_memcg_events", "zswap_store", "zswap_frontswap_store"]
+                .iter()
+                .any(|p| a.contains(p));
             seen.exact_reads |= a.contains("do_swap_page");
         }
         seen
     }
 }
 
-const NO_KINDS: &str = "kind not recorded: no memcg:count_memcg_events tracepoint (before 6.13)";
+const NO_KINDS: &str =
+    "kind not recorded: neither memcg:count_memcg_events (6.13+) nor an exact zswap_store probe";
 
 /// The summed counters of `names` that this kernel has; None when it has
 /// none of them.
@@ -175,7 +182,7 @@ pub fn vmstat_check(s: &Summary, delta: &BTreeMap<String, i64>, seen: Seen) -> V
         delta,
         &["nr_vmscan_write"],
     ));
-    if seen.kinds {
+    if seen.out_kinds {
         rows.extend([
             row(
                 "swap-out pages, I/O + zswap writeback",
@@ -269,8 +276,21 @@ mod tests {
 
     const NO_KINDS_EXACT: Seen = Seen {
         kinds: false,
+        out_kinds: false,
         exact_reads: true,
     };
+
+    #[test]
+    fn an_exact_zswap_store_probe_gives_swap_out_kinds_not_read_kinds() {
+        let s = Seen::from_attach(["fexit zswap_store/zswap_load", "fentry/fexit do_swap_page"]);
+        assert!(s.out_kinds && !s.kinds && s.exact_reads);
+        let s = Seen::from_attach(["memcg:count_memcg_events(ZSWPWB)"]);
+        assert!(s.out_kinds && s.kinds && !s.exact_reads);
+        let s = Seen::from_attach(["fexit zswap_frontswap_store/load (<= 6.5)"]);
+        assert!(s.out_kinds && !s.kinds);
+        let s = Seen::from_attach(["vmscan:mm_vmscan_write_folio"]);
+        assert!(!s.out_kinds && !s.kinds);
+    }
 
     fn delta(pairs: &[(&str, i64)]) -> BTreeMap<String, i64> {
         pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
@@ -290,6 +310,7 @@ mod tests {
             &d,
             Seen {
                 kinds: true,
+                out_kinds: true,
                 exact_reads: false,
             },
         );
@@ -376,6 +397,7 @@ mod tests {
         ]);
         let seen = Seen {
             kinds: true,
+            out_kinds: true,
             exact_reads: true,
         };
         let rows = vmstat_check(&s, &d, seen);
