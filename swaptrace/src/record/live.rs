@@ -522,8 +522,10 @@ struct Sampler {
 
 impl Sampler {
     fn tick(&mut self, now: u64) {
-        // The cgroup at every tick for its first samples (short runs too).
-        if self.memcg.len() < MEMCG_DENSE {
+        // The cgroup at every tick for its first samples (short runs too),
+        // then with the others, once a second.
+        let dense = self.memcg.len() < MEMCG_DENSE;
+        if dense {
             self.cgroup(now);
         }
         if now.saturating_sub(self.last) < 1_000_000_000 {
@@ -531,7 +533,7 @@ impl Sampler {
         }
         self.last = now;
         self.pool(now);
-        if self.memcg.len() >= MEMCG_DENSE {
+        if !dense {
             self.cgroup(now);
         }
         if let Some(pid) = self.traced {
