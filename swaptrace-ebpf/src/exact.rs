@@ -493,14 +493,19 @@ pub fn zswap_load_fexit(ctx: FExitContext) -> u32 {
     0
 }
 
-/// `zswap_writeback_entry()` returned 0: one page written back from zswap
-/// to the swap device (ZSWPWB). Shrinker and pool-limit writeback run in
-/// kworkers and kswapd, so this is system-wide, as the counter is.
+/// `zswap_writeback_entry()` returned 0: one page written back.
 #[inline(always)]
 fn zswap_writeback(ret: u64, flags: u8) {
-    if ret & 0xffff_ffff != 0 {
-        return;
+    if ret & 0xffff_ffff == 0 {
+        zswap_written_back(flags);
     }
+}
+
+/// One page written back from zswap to the swap device (ZSWPWB). Shrinker
+/// and pool-limit writeback run in kworkers and kswapd, so this is
+/// system-wide, as the counter is.
+#[inline(always)]
+fn zswap_written_back(flags: u8) {
     let mut ev = event(kind::ZSWAP_WRITEBACK, unsafe { bpf_ktime_get_ns() });
     ev.nr = 1;
     ev.flags = flags;
@@ -525,12 +530,9 @@ pub fn zswap_wb_kretprobe(ctx: RetProbeContext) -> u32 {
 /// LRU_ROTATE).
 #[inline(always)]
 fn zswap_writeback_cb(ret: u64, flags: u8) {
-    let written = if ret & 0xffff_ffff == g(&K_LRU_REMOVED_RETRY) {
-        0
-    } else {
-        1
-    };
-    zswap_writeback(written, flags);
+    if ret & 0xffff_ffff == g(&K_LRU_REMOVED_RETRY) {
+        zswap_written_back(flags);
+    }
 }
 
 #[fexit(function = "shrink_memcg_cb")]

@@ -243,24 +243,27 @@ pub fn run(a: Args) -> Result<()> {
     check_bounds(&summaries, a.max_own_pct, a.max_cross_pct)
 }
 
-/// Replays `trace` through both policies.
+/// Replays `trace` through both policies, as `replay --policy
+/// cluster,vma` does (the memory the recording tells).
 #[cfg(feature = "live")]
 fn replay_run(trace: &std::path::Path, kernel_policy: &str) -> Result<Run> {
-    use swaptrace::replay::{policy_by_name, replay_all, ReplayInput};
+    use swaptrace::replay::{readahead, ReplayRequest};
     let t = swaptrace::trace::read_trace(trace)?;
     let k = swaptrace::report::kernel_counts(&t).context("the trace has no vmstat counts")?;
     let seen = swaptrace::replay::kernel_policy(&t.header);
     if seen != kernel_policy {
         bail!("the kernel ran {seen}, not {kernel_policy} (is swap non-rotational?)");
     }
-    let pages = swaptrace::trace::ReplayMemory::of(&t.header, t.footer.as_ref(), None).pages;
-    let input = ReplayInput::from_trace(&t, pages)?;
-    let policies = POLICIES
-        .iter()
-        .map(|p| policy_by_name(p, &input))
-        .collect::<Result<Vec<_>, _>>()?;
-    let m = replay_all(&input, policies)?;
-    Ok(Run::new(kernel_policy, k, &m, pages))
+    let r = readahead::run(
+        &t,
+        &ReplayRequest {
+            policies: Some(&POLICIES.join(",")),
+            params: &[],
+            memory_pages: None,
+            device: None,
+        },
+    )?;
+    Ok(Run::new(kernel_policy, k, &r.results, r.memory.pages))
 }
 
 #[cfg(feature = "live")]

@@ -7,7 +7,8 @@ use crate::replay::Metrics;
 use serde::Serialize;
 use std::fmt::Write;
 
-/// The counters checked, in table order.
+/// The counters checked, in table order: those `replay` compares with the
+/// kernel's ([`super::replay_table::fidelity`]).
 pub const COUNTERS: [&str; 4] = ["pswpin", "pgmajfault", "swap_ra", "swap_ra_hit"];
 
 /// Own-policy target, %; cross-prediction target against the live mean, %.
@@ -16,10 +17,6 @@ pub const CROSS_TARGET_PCT: f64 = 5.0;
 
 fn kernel_values(k: &KernelCounts) -> [f64; 4] {
     [k.pswpin, k.pgmajfault, k.swap_ra, k.swap_ra_hit].map(|v| v as f64)
-}
-
-fn replayed_values(m: &Metrics) -> [f64; 4] {
-    [m.pswpin, m.pgmajfault, m.swap_ra, m.swap_ra_hit].map(|v| v as f64)
 }
 
 /// One live run: the policy the kernel ran, its counters, and the trace
@@ -46,7 +43,10 @@ impl Run {
             kernel,
             replayed: replays
                 .iter()
-                .map(|m| (m.policy.clone(), replayed_values(m).map(|v| v as u64)))
+                .map(|m| {
+                    let values = super::replay_table::fidelity(m, &kernel).map(|(_, v, _, _)| v);
+                    (m.policy.clone(), values)
+                })
                 .collect(),
             memory_pages,
         }
@@ -260,6 +260,21 @@ mod tests {
             replayed: vec![("cluster".into(), cluster), ("vma".into(), vma)],
             memory_pages: 1,
         }
+    }
+
+    #[test]
+    fn the_counters_are_those_replay_compares_in_its_order() {
+        let m = Metrics {
+            pswpin: 1,
+            pgmajfault: 2,
+            swap_ra: 3,
+            swap_ra_hit: 4,
+            ..Metrics::default()
+        };
+        let r = Run::new("cluster", k([1, 1, 1, 1]), &[m], 1);
+        assert_eq!(r.replayed[0].1, [1, 2, 3, 4]);
+        let names = super::super::replay_table::fidelity(&Metrics::default(), &k([0; 4]));
+        assert_eq!(names.map(|n| n.0), COUNTERS);
     }
 
     #[test]

@@ -69,12 +69,24 @@ const PREFETCH_EVENTS: usize = 16;
 const PREFETCH_LRU: usize = 32;
 
 impl Model<'_> {
+    /// A new generation for `e`, at the tail of the inactive list.
     fn next_gen(&mut self, e: SwapEntry) -> u32 {
+        self.push(false, pack(e))
+    }
+
+    /// A new generation for the packed `entry`, at the tail of the active
+    /// list or the inactive one.
+    fn push(&mut self, active: bool, entry: u64) -> u32 {
         self.gen = self.gen.wrapping_add(1);
-        self.lru.push_back(LruItem {
-            entry: pack(e),
+        let item = LruItem {
+            entry,
             gen: self.gen,
-        });
+        };
+        if active {
+            self.active.push_back(item);
+        } else {
+            self.lru.push_back(item);
+        }
         self.gen
     }
 
@@ -383,14 +395,10 @@ impl Model<'_> {
                 ..
             } = s.cache
             {
-                self.gen = self.gen.wrapping_add(1);
-                self.active.push_back(LruItem {
-                    entry: item.entry,
-                    gen: self.gen,
-                });
+                let gen = self.push(true, item.entry);
                 if let Some(s) = self.slots.get_mut(&e) {
                     s.cache = Cache::Mapped {
-                        gen: self.gen,
+                        gen,
                         referenced: false,
                         dirty,
                         active: true,

@@ -73,8 +73,8 @@ pub struct Vma {
     info: HashMap<Key, RaInfo>,
     /// Each address space's VMAs: start page -> end page.
     vmas: HashMap<u32, BTreeMap<u64, u64>>,
-    /// The VMA found last, per the fault's address space (faults stay in one
-    /// VMA for long runs).
+    /// The VMA found last, with its address space (faults stay in one VMA
+    /// for long runs).
     last: Option<(u32, u64, u64)>,
 }
 
