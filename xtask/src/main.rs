@@ -60,6 +60,10 @@ enum Task {
         /// With --scale: events in the synthetic trace.
         #[arg(long, default_value_t = 200_000_000)]
         events: u64,
+        /// With --scale: distinct swapped pages (2 Mi: 8 GiB swapped out,
+        /// a quarter of it the replay's memory).
+        #[arg(long, default_value_t = 1 << 21)]
+        pages: u64,
         /// With --scale: also `cargo bench --bench replay` on as many faults.
         #[arg(long)]
         with_bench: bool,
@@ -80,11 +84,12 @@ fn main() -> Result<ExitCode> {
     if let Task::Bench {
         scale: true,
         events,
+        pages,
         with_bench,
         ..
     } = cli.cmd
     {
-        return scale::scale(events, with_bench).map(|()| ExitCode::SUCCESS);
+        return scale::scale(events, pages, with_bench).map(|()| ExitCode::SUCCESS);
     }
     // Every other task but `readme` needs the eBPF toolchain.
     if !matches!(cli.cmd, Task::Readme) {

@@ -85,7 +85,7 @@ fn faults(json: &str) -> Result<Vec<(String, u64)>> {
         .collect())
 }
 
-pub fn scale(events: u64, bench: bool) -> Result<()> {
+pub fn scale(events: u64, pages: u64, bench: bool) -> Result<()> {
     cmd::run(Command::new("cargo").args([
         "build",
         "--release",
@@ -98,8 +98,8 @@ pub fn scale(events: u64, bench: bool) -> Result<()> {
     let target = target_dir();
     let exe = target.join("release/swaptrace");
     let trace = target.join("scale.swt");
-    // One swap-out per page, then faults over them in address order.
-    let pages = (events / 10).clamp(1, 1 << 24);
+    // One swap-out per page, then faults over them in shuffled blocks.
+    let pages = pages.clamp(1, (events / 2).max(1));
     let faults_n = events.saturating_sub(pages).max(1);
     let st = |a: &[&str]| {
         let mut c = Command::new(&exe);

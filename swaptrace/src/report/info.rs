@@ -23,9 +23,25 @@ pub struct TraceInfo {
 }
 
 impl TraceInfo {
-    fn add(&mut self, r: &Record) {
-        *self.kinds.entry(r.kind_name()).or_default() += 1;
-        self.summary.add(r);
+    /// Counts `batch` by kind a run at a time (most records repeat the
+    /// kind before them), and into the summary.
+    fn add(&mut self, batch: &[Record]) {
+        let mut run: Option<(&'static str, u64)> = None;
+        for r in batch {
+            let kind = r.kind_name();
+            match &mut run {
+                Some((k, n)) if std::ptr::eq(*k, kind) || *k == kind => *n += 1,
+                _ => {
+                    if let Some((k, n)) = run.replace((kind, 1)) {
+                        *self.kinds.entry(k).or_default() += n;
+                    }
+                }
+            }
+            self.summary.add(r);
+        }
+        if let Some((k, n)) = run {
+            *self.kinds.entry(k).or_default() += n;
+        }
     }
 
     pub fn of(t: &Loaded) -> TraceInfo {
@@ -37,7 +53,7 @@ impl TraceInfo {
             problems: t.problems.iter().map(|p| p.to_string()).collect(),
             ..TraceInfo::default()
         };
-        t.records.iter().for_each(|r| i.add(r));
+        i.add(&t.records);
         i
     }
 
@@ -49,7 +65,7 @@ impl TraceInfo {
             ..TraceInfo::default()
         };
         while let Some(batch) = s.next_batch() {
-            batch.iter().for_each(|r| i.add(r));
+            i.add(&batch);
             each(&s);
         }
         let end = s.finish();

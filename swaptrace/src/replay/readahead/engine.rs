@@ -55,7 +55,9 @@ impl Reads {
 }
 
 /// An LRU position: the slot and the generation that made it current.
+/// Packed to 12 bytes: the lists hold a stale item per move.
 #[derive(Clone, Copy)]
+#[repr(C, packed(4))]
 struct LruItem {
     entry: u64,
     gen: u32,
@@ -72,6 +74,18 @@ impl Model<'_> {
     /// A new generation for `e`, at the tail of the inactive list.
     fn next_gen(&mut self, e: SwapEntry) -> u32 {
         self.push(false, pack(e))
+    }
+
+    /// The faulting page mapped, referenced, at the tail of the inactive list.
+    fn map(&mut self, e: SwapEntry) {
+        let gen = self.next_gen(e);
+        let cache = Cache::Mapped {
+            gen,
+            referenced: true,
+            dirty: false,
+            active: false,
+        };
+        self.slots.set_cache(&e, cache);
     }
 
     /// A new generation for the packed `entry`, at the tail of the active
@@ -145,7 +159,7 @@ impl Model<'_> {
     ) {
         self.m.faults += 1;
         let slot = match self.slots.get(&f.entry) {
-            Some(s) => *s,
+            Some(s) => s,
             None => {
                 // A swap-out the trace missed: the fault tells the slot's page.
                 let s = Slot {
@@ -180,9 +194,7 @@ impl Model<'_> {
                     // dropped it; the model's memory is too large. A miss.
                     self.resident -= 1;
                     self.n_active -= slot.cache.active() as usize;
-                    if let Some(s) = self.slots.get_mut(&f.entry) {
-                        s.cache = Cache::No;
-                    }
+                    self.slots.set_cache(&f.entry, Cache::No);
                 }
                 self.m.pgmajfault += 1;
                 self.read_around(&f, policy, scratch);
@@ -193,8 +205,9 @@ impl Model<'_> {
         // reclaim drops the clean page without writing it. A shared page
         // keeps its slot for the others (a write copies it).
         if write && exclusive {
-            if let Some(s) = self.slots.get_mut(&f.entry) {
+            if let Some(mut s) = self.slots.get(&f.entry) {
                 s.cache.set_dirty(true);
+                self.slots.set_cache(&f.entry, s.cache);
             }
         }
         self.evict();
@@ -203,15 +216,7 @@ impl Model<'_> {
     /// `swap_cache_get_folio()` found the page; `swap_update_readahead()`
     /// accounts a hit on a readahead page.
     fn cache_hit(&mut self, f: &FaultCtx, ra: bool, ra_ts: u64, policy: &mut dyn Policy) {
-        let gen = self.next_gen(f.entry);
-        if let Some(s) = self.slots.get_mut(&f.entry) {
-            s.cache = Cache::Mapped {
-                gen,
-                referenced: true,
-                dirty: false,
-                active: false,
-            };
-        }
+        self.map(f.entry);
         if ra {
             self.m.swap_ra_hit += 1;
             self.so.swap_ra_hit += self.in_swapoff as u64;
@@ -246,39 +251,32 @@ impl Model<'_> {
                 continue;
             }
             // __read_swap_cache_async(): only allocated slots not in the cache.
-            let Some(s) = self.slots.get(&e).copied() else {
+            let Some(s) = self.slots.get(&e) else {
                 continue;
             };
             if s.cache.resident() {
                 continue;
             }
             let gen = self.next_gen(e);
-            if let Some(s) = self.slots.get_mut(&e) {
-                s.cache = Cache::Unused {
-                    ra: true,
-                    ts: f.ts,
-                    gen,
-                };
-            }
+            let cache = Cache::Unused {
+                ra: true,
+                ts: f.ts,
+                gen,
+            };
+            self.slots.set_cache(&e, cache);
             // In memory now: its PTE (if swapped) stays a swap entry until faulted.
             read.add(s.store, e, &mut io);
             ra += 1;
             self.resident += 1;
         }
         // The faulting page itself.
-        let gen = self.next_gen(f.entry);
-        if let Some(s) = self.slots.get_mut(&f.entry) {
+        if let Some(s) = self.slots.get(&f.entry) {
             if !s.cache.resident() {
                 read.add(s.store, f.entry, &mut io);
                 self.resident += 1;
             }
-            s.cache = Cache::Mapped {
-                gen,
-                referenced: true,
-                dirty: false,
-                active: false,
-            };
         }
+        self.map(f.entry);
         // One request per run of contiguous offsets (the plugged reads merge).
         io.sort_unstable();
         let requests = io
@@ -319,7 +317,7 @@ impl Model<'_> {
                 };
                 let (mm, first) = leaf_start(key);
                 let vpage = first + i;
-                let Some(slot) = self.slots.get(&entry).copied() else {
+                let Some(slot) = self.slots.get(&entry) else {
                     continue;
                 };
                 // A present PTE (mapped), or a slot reused by another page.
@@ -383,7 +381,7 @@ impl Model<'_> {
             let (Some(e), gen) = (unpack(item.entry), item.gen) else {
                 continue;
             };
-            let Some(s) = self.slots.get(&e).copied() else {
+            let Some(s) = self.slots.get(&e) else {
                 continue;
             };
             if s.cache.gen() != Some(gen) || s.cache.active() {
@@ -396,14 +394,13 @@ impl Model<'_> {
             } = s.cache
             {
                 let gen = self.push(true, item.entry);
-                if let Some(s) = self.slots.get_mut(&e) {
-                    s.cache = Cache::Mapped {
-                        gen,
-                        referenced: false,
-                        dirty,
-                        active: true,
-                    };
-                }
+                let cache = Cache::Mapped {
+                    gen,
+                    referenced: false,
+                    dirty,
+                    active: true,
+                };
+                self.slots.set_cache(&e, cache);
                 self.n_active += 1;
                 continue;
             }
@@ -415,14 +412,11 @@ impl Model<'_> {
                 self.drop_slot(e);
                 continue;
             }
-            let Some(s) = self.slots.get_mut(&e) else {
-                continue;
-            };
             if let Cache::Unused { ra, .. } = s.cache {
                 self.m.pollution += ra as u64;
             }
             // Its PTE holds the swap entry again (the page table kept it).
-            s.cache = Cache::No;
+            self.slots.set_cache(&e, Cache::No);
             self.resident -= 1;
         }
     }
@@ -430,23 +424,27 @@ impl Model<'_> {
     /// The oldest active page goes to the inactive list, unreferenced.
     fn deactivate(&mut self) {
         while let Some(item) = self.active.pop_front() {
+            if let Some(e) = self.active.get(PREFETCH_LRU).and_then(|n| unpack(n.entry)) {
+                self.slots.prefetch(&e);
+            }
             let Some(e) = unpack(item.entry) else {
                 continue;
             };
-            let Some(s) = self.slots.get(&e).copied() else {
+            let Some(s) = self.slots.get(&e) else {
                 continue;
             };
             if s.cache.gen() != Some(item.gen) || !s.cache.active() {
                 continue;
             }
             let gen = self.next_gen(e);
-            if let (Some(s), Cache::Mapped { dirty, .. }) = (self.slots.get_mut(&e), s.cache) {
-                s.cache = Cache::Mapped {
+            if let Cache::Mapped { dirty, .. } = s.cache {
+                let cache = Cache::Mapped {
                     gen,
                     referenced: false,
                     dirty,
                     active: false,
                 };
+                self.slots.set_cache(&e, cache);
             }
             self.n_active -= 1;
             return;
@@ -526,8 +524,13 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
             }
             continue;
         }
-        // Show the policy the faults it will read.
-        let need = policy.lookahead();
+        // Show the policy the faults it will read, when it may read them:
+        // a run of swap-outs is replayed without holding what follows it.
+        let reads = matches!(
+            queue[0].as_ref()[i],
+            Event::Fault { .. } | Event::Swapoff { .. }
+        );
+        let need = if reads { policy.lookahead() } else { 0 };
         while fed < need {
             let Some(b) = queue.get(feed_b) else {
                 match batches.next() {

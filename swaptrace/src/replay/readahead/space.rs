@@ -50,12 +50,123 @@ impl Cache {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Slot {
     pub(super) mm: u32,
     pub(super) vpage: u64,
     pub(super) store: Store,
     pub(super) cache: Cache,
+}
+
+/// A [`Slot`] as the table stores it, in 24 bytes: the model's state is
+/// mostly slots, and the replay waits on memory, not on arithmetic.
+/// `a`: the page (54 bits: an address shifted by at least 12, plus a
+/// folio's index), the store, the cache state (0 for a vacant slot) and
+/// its flags; `b`: address space and LRU generation; `ts`: when read ahead.
+#[derive(Clone, Copy, Default)]
+struct Packed {
+    a: u64,
+    b: u64,
+    ts: u64,
+}
+
+const VPAGE_BITS: u32 = 54;
+const STORE_SHIFT: u32 = 54;
+const STATE_SHIFT: u32 = 56;
+const NO: u64 = 1;
+const UNUSED: u64 = 2;
+const MAPPED: u64 = 3;
+const RA: u64 = 1 << 58;
+const REFERENCED: u64 = 1 << 59;
+const DIRTY: u64 = 1 << 60;
+const ACTIVE: u64 = 1 << 61;
+
+impl Packed {
+    /// The state bits of `a`, the generation and the time of `cache`.
+    #[inline(always)]
+    fn cache_bits(cache: Cache) -> (u64, u32, u64) {
+        match cache {
+            Cache::No => (NO << STATE_SHIFT, 0, 0),
+            Cache::Unused { ra, ts, gen } => {
+                ((UNUSED << STATE_SHIFT) | if ra { RA } else { 0 }, gen, ts)
+            }
+            Cache::Mapped {
+                gen,
+                referenced,
+                dirty,
+                active,
+            } => {
+                let flags = [(referenced, REFERENCED), (dirty, DIRTY), (active, ACTIVE)]
+                    .iter()
+                    .fold(0, |f, &(on, bit)| if on { f | bit } else { f });
+                ((MAPPED << STATE_SHIFT) | flags, gen, 0)
+            }
+        }
+    }
+
+    #[inline]
+    fn of(s: &Slot) -> Packed {
+        debug_assert!(s.vpage < 1 << VPAGE_BITS, "vpage {:#x}", s.vpage);
+        let store = match s.store {
+            Store::Device => 0,
+            Store::Zero => 1,
+            Store::Zswap => 2,
+        };
+        let (state, gen, ts) = Packed::cache_bits(s.cache);
+        Packed {
+            a: (s.vpage & ((1 << VPAGE_BITS) - 1)) | (store << STORE_SHIFT) | state,
+            b: s.mm as u64 | (gen as u64) << 32,
+            ts,
+        }
+    }
+
+    /// Sets the cache state of a slot that holds a page.
+    #[inline(always)]
+    fn set_cache(&mut self, cache: Cache) {
+        if self.vacant() {
+            return;
+        }
+        let (state, gen, ts) = Packed::cache_bits(cache);
+        self.a = (self.a & ((1 << STATE_SHIFT) - 1)) | state;
+        self.b = (self.b & u32::MAX as u64) | (gen as u64) << 32;
+        self.ts = ts;
+    }
+
+    #[inline]
+    fn vacant(&self) -> bool {
+        (self.a >> STATE_SHIFT) & 3 == 0
+    }
+
+    #[inline]
+    fn get(&self) -> Option<Slot> {
+        let gen = (self.b >> 32) as u32;
+        let cache = match (self.a >> STATE_SHIFT) & 3 {
+            NO => Cache::No,
+            UNUSED => Cache::Unused {
+                ra: self.a & RA != 0,
+                ts: self.ts,
+                gen,
+            },
+            MAPPED => Cache::Mapped {
+                gen,
+                referenced: self.a & REFERENCED != 0,
+                dirty: self.a & DIRTY != 0,
+                active: self.a & ACTIVE != 0,
+            },
+            _ => return None,
+        };
+        let store = match (self.a >> STORE_SHIFT) & 3 {
+            1 => Store::Zero,
+            2 => Store::Zswap,
+            _ => Store::Device,
+        };
+        Some(Slot {
+            mm: self.b as u32,
+            vpage: self.a & ((1 << VPAGE_BITS) - 1),
+            store,
+            cache,
+        })
+    }
 }
 
 /// Swap slots by device and offset. Dense, as `swap_map` is, up to a
@@ -70,10 +181,10 @@ pub(super) struct SlotTable {
 #[derive(Default)]
 struct DevSlots {
     /// Offsets below `dense_cap`, indexed directly (grown on touch).
-    dense: Vec<Option<Slot>>,
+    dense: Vec<Packed>,
     dense_cap: usize,
     /// Offsets at or beyond `dense_cap`.
-    sparse: HashMap<u64, Slot, BuildHasherDefault<MixHasher>>,
+    sparse: HashMap<u64, Packed, BuildHasherDefault<MixHasher>>,
 }
 
 /// A device's slots are dense up to at least this many offsets (2 MiB)...
@@ -123,20 +234,31 @@ impl SlotTable {
     }
 
     #[inline]
-    pub(super) fn get(&self, e: &SwapEntry) -> Option<&Slot> {
+    fn packed(&self, e: &SwapEntry) -> Option<&Packed> {
         let d = self.devs.get(e.dev as usize)?;
         match d.dense_index(e.offset) {
-            Some(o) => d.dense.get(o)?.as_ref(),
+            Some(o) => d.dense.get(o),
             None => d.sparse.get(&e.offset),
         }
     }
 
     #[inline]
-    pub(super) fn get_mut(&mut self, e: &SwapEntry) -> Option<&mut Slot> {
-        let d = self.devs.get_mut(e.dev as usize)?;
-        match d.dense_index(e.offset) {
-            Some(o) => d.dense.get_mut(o)?.as_mut(),
+    pub(super) fn get(&self, e: &SwapEntry) -> Option<Slot> {
+        self.packed(e)?.get()
+    }
+
+    /// Sets the cache state of `e`'s slot, if it holds a page.
+    #[inline(always)]
+    pub(super) fn set_cache(&mut self, e: &SwapEntry, cache: Cache) {
+        let Some(d) = self.devs.get_mut(e.dev as usize) else {
+            return;
+        };
+        let p = match d.dense_index(e.offset) {
+            Some(o) => d.dense.get_mut(o),
             None => d.sparse.get_mut(&e.offset),
+        };
+        if let Some(p) = p {
+            p.set_cache(cache);
         }
     }
 
@@ -152,7 +274,7 @@ impl SlotTable {
     }
 
     fn contains_key(&self, e: &SwapEntry) -> bool {
-        self.get(e).is_some()
+        self.packed(e).is_some_and(|p| !p.vacant())
     }
 
     pub(super) fn insert(&mut self, e: SwapEntry, s: Slot) {
@@ -161,6 +283,7 @@ impl SlotTable {
             self.devs.resize_with(dev + 1, DevSlots::default);
         }
         let d = &mut self.devs[dev];
+        let s = Packed::of(&s);
         let Some(o) = d.dense_index(e.offset) else {
             d.sparse.insert(e.offset, s);
             return;
@@ -169,16 +292,16 @@ impl SlotTable {
             // Grow by doubling, but never past the bound.
             let want = (o + 1).max(d.dense.len() * 2).min(d.dense_cap);
             d.dense.reserve_exact(want - d.dense.len());
-            d.dense.resize(o + 1, None);
+            d.dense.resize(o + 1, Packed::default());
         }
-        d.dense[o] = Some(s);
+        d.dense[o] = s;
     }
 
     pub(super) fn remove(&mut self, e: &SwapEntry) -> Option<Slot> {
         let d = self.devs.get_mut(e.dev as usize)?;
         match d.dense_index(e.offset) {
-            Some(o) => d.dense.get_mut(o)?.take(),
-            None => d.sparse.remove(&e.offset),
+            Some(o) => std::mem::take(d.dense.get_mut(o)?).get(),
+            None => d.sparse.remove(&e.offset)?.get(),
         }
     }
 
@@ -189,7 +312,12 @@ impl SlotTable {
             return (0, 0);
         };
         let (mut resident, mut active) = (0, 0);
-        for s in d.dense.iter().flatten().chain(d.sparse.values()) {
+        for s in d
+            .dense
+            .iter()
+            .chain(d.sparse.values())
+            .filter_map(Packed::get)
+        {
             resident += s.cache.resident() as usize;
             active += s.cache.active() as usize;
         }
@@ -354,4 +482,72 @@ fn prefetch<T>(r: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = r;
+}
+
+#[cfg(test)]
+mod packing {
+    use super::*;
+
+    #[test]
+    fn a_slot_reads_back_as_it_was_stored() {
+        let caches = [
+            Cache::No,
+            Cache::Unused {
+                ra: true,
+                ts: u64::MAX,
+                gen: u32::MAX,
+            },
+            Cache::Unused {
+                ra: false,
+                ts: 7,
+                gen: 0,
+            },
+            Cache::Mapped {
+                gen: 3,
+                referenced: true,
+                dirty: false,
+                active: true,
+            },
+            Cache::Mapped {
+                gen: u32::MAX,
+                referenced: false,
+                dirty: true,
+                active: false,
+            },
+        ];
+        // The largest page a replay input holds: a 64-bit address shifted
+        // by 12, plus a folio's last index.
+        let vpages = [0, 1, (u64::MAX >> 12) + 511];
+        let mut t = SlotTable::for_counts(&[4], &[1 << 20]);
+        for (i, (&cache, store)) in caches
+            .iter()
+            .zip([Store::Device, Store::Zero, Store::Zswap].iter().cycle())
+            .enumerate()
+        {
+            for (j, &vpage) in vpages.iter().enumerate() {
+                let s = Slot {
+                    mm: u32::MAX - i as u32,
+                    vpage,
+                    store: *store,
+                    cache,
+                };
+                // Dense and hashed offsets alike.
+                for offset in [(i * 3 + j) as u64 + 1, u64::MAX >> 8] {
+                    let e = SwapEntry { dev: 0, offset };
+                    t.insert(e, s);
+                    assert_eq!(t.get(&e), Some(s));
+                    for &c in &caches {
+                        t.set_cache(&e, c);
+                        assert_eq!(t.get(&e), Some(Slot { cache: c, ..s }));
+                    }
+                    assert_eq!(t.remove(&e).map(|r| r.vpage), Some(vpage));
+                    assert_eq!(t.get(&e), None);
+                    // A vacant slot stays vacant.
+                    t.set_cache(&e, Cache::No);
+                    assert_eq!(t.get(&e), None);
+                    assert!(!t.contains_key(&e));
+                }
+            }
+        }
+    }
 }

@@ -708,3 +708,48 @@ fn run_adds_the_other_kernels_swapoff_when_the_trace_has_one() {
 mod hostile;
 mod slots;
 mod streamed;
+
+/// A batch that counts how many batches the replay holds at once.
+struct Counted<'a> {
+    events: Vec<Event>,
+    alive: &'a std::cell::Cell<(usize, usize)>,
+}
+
+impl AsRef<[Event]> for Counted<'_> {
+    fn as_ref(&self) -> &[Event] {
+        &self.events
+    }
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        let (now, most) = self.alive.get();
+        self.alive.set((now - 1, most));
+    }
+}
+
+#[test]
+fn the_oracle_holds_no_run_of_swap_outs_for_its_future() {
+    // 20,000 swap-outs in 200 batches, then the faults.
+    let order: Vec<u64> = (0..20_000).collect();
+    let inp = input(&order, 5_000, 0);
+    let whole = run("oracle", &inp);
+    let alive = std::cell::Cell::new((0, 0));
+    let batches = inp.events.chunks(100).map(|c| {
+        let (now, most) = alive.get();
+        alive.set((now + 1, most.max(now + 1)));
+        Counted {
+            events: c.to_vec(),
+            alive: &alive,
+        }
+    });
+    let mut p = policy_by_name("oracle", &inp).unwrap();
+    let m = engine::replay_batches(&inp, space::SlotTable::for_input(&inp), p.as_mut(), batches);
+    assert_eq!(m.pgmajfault, whole.pgmajfault);
+    assert_eq!(m.pswpin, whole.pswpin);
+    assert!(whole.pgmajfault > 0 && whole.pgmajfault < 20_000);
+    // The 28 faults it reads ahead fit in the next batch.
+    let (now, most) = alive.get();
+    assert_eq!(now, 0);
+    assert!(most <= 3, "{most} batches held at once");
+}
