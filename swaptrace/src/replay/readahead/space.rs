@@ -242,6 +242,15 @@ impl SlotTable {
         }
     }
 
+    #[inline(always)]
+    fn packed_mut(&mut self, e: &SwapEntry) -> Option<&mut Packed> {
+        let d = self.devs.get_mut(e.dev as usize)?;
+        match d.dense_index(e.offset) {
+            Some(o) => d.dense.get_mut(o),
+            None => d.sparse.get_mut(&e.offset),
+        }
+    }
+
     #[inline]
     pub(super) fn get(&self, e: &SwapEntry) -> Option<Slot> {
         self.packed(e)?.get()
@@ -250,14 +259,7 @@ impl SlotTable {
     /// Sets the cache state of `e`'s slot, if it holds a page.
     #[inline(always)]
     pub(super) fn set_cache(&mut self, e: &SwapEntry, cache: Cache) {
-        let Some(d) = self.devs.get_mut(e.dev as usize) else {
-            return;
-        };
-        let p = match d.dense_index(e.offset) {
-            Some(o) => d.dense.get_mut(o),
-            None => d.sparse.get_mut(&e.offset),
-        };
-        if let Some(p) = p {
+        if let Some(p) = self.packed_mut(e) {
             p.set_cache(cache);
         }
     }
