@@ -764,3 +764,50 @@ fn page_sizes_no_kernel_has_are_refused() {
         }
     }
 }
+
+/// `lab fidelity --from DIR` re-scores kept traces offline: its own-policy
+/// errors are `replay`'s on the same trace, grouped by the shape in the
+/// name; a directory without kept traces is an error.
+#[test]
+fn lab_fidelity_from_kept_traces_scores_as_replay_does() {
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
+    let dir = tempfile::tempdir().unwrap();
+    for n in ["demo-cluster-0.swt", "demo-cluster-1.swt"] {
+        std::fs::copy(sample, dir.path().join(n)).unwrap();
+    }
+    let d = dir.path().to_str().unwrap();
+    let (code, out, err) = run(&["lab", "fidelity", "--from", d, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let shapes = v["shapes"].as_array().unwrap();
+    assert_eq!(shapes.len(), 1, "{out}");
+    assert_eq!(shapes[0]["shape"], "demo");
+    let (code, rout, err) = run(&["replay", sample, "--policy", "cluster,vma", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&rout).unwrap();
+    let kp = r["kernel_policy"].as_str().unwrap();
+    let mine = r["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["metrics"]["policy"] == kp)
+        .unwrap();
+    for f in mine["fidelity"].as_array().unwrap() {
+        let o = shapes[0]["own"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|o| o["counter"] == f["counter"] && o["policy"] == kp)
+            .unwrap_or_else(|| panic!("no own row for {}: {out}", f["counter"]));
+        assert_eq!(o["runs"], 2);
+        let want = f["error_pct"].as_f64().unwrap();
+        assert!((o["error_pct"]["mean"].as_f64().unwrap() - want).abs() < 1e-9);
+        assert!((o["worst_pct"].as_f64().unwrap() - want.abs()).abs() < 1e-9);
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(&["lab", "fidelity", "--from", empty.path().to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no kept traces"), "{err}");
+    let (code, _, err) = run(&["lab", "fidelity", "--from", d, "--runs", "2"]);
+    assert_eq!(code, 2, "--from records nothing: {err}");
+}

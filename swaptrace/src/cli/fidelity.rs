@@ -4,11 +4,8 @@
 //! and prints the own-policy errors and cross-predictions. After `--`, a
 //! command of the user's own is the one shape.
 
-use anyhow::Result;
-#[cfg(feature = "live")]
-use anyhow::{bail, Context};
-use std::path::PathBuf;
-#[cfg(feature = "live")]
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
 use swaptrace::report::fidelity::{self, Run, ShapeSummary};
 #[cfg(feature = "live")]
 use swaptrace::workload::{Pattern, ReadOrder, WorkloadSpec};
@@ -31,6 +28,10 @@ pub struct Args {
     /// same name).
     #[arg(long)]
     keep: Option<PathBuf>,
+    /// Record nothing: re-score the traces an earlier run kept (--keep) in
+    /// this directory, with this build's models (needs no root).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["keep", "command", "scale", "runs"])]
+    from: Option<PathBuf>,
     /// Exit 1 when the replay of the kernel's own policy misses pswpin or
     /// pgmajfault by more than this, %, in a run.
     #[arg(long)]
@@ -156,16 +157,88 @@ fn command_shape(a: &Args) -> Result<Option<Shape>> {
     }))
 }
 
-#[cfg(feature = "live")]
 const POLICIES: [&str; 2] = ["cluster", "vma"];
 
+/// The built-in shapes, in table order.
+const SHAPES: [&str; 6] = ["shuffled", "procs", "zero", "random", "vmas", "fork"];
+
+pub fn run(a: Args) -> Result<()> {
+    match &a.from {
+        Some(dir) => rescore(dir, &a),
+        None => record(a),
+    }
+}
+
 #[cfg(not(feature = "live"))]
-pub fn run(_: Args) -> Result<()> {
+fn record(_: Args) -> Result<()> {
     super::no_live()
 }
 
+/// Re-scores kept traces, `SHAPE-POLICY-N.swt`, grouped by shape (the
+/// policy the kernel ran is read from each trace's header).
+fn rescore(dir: &Path, a: &Args) -> Result<()> {
+    let mut by_shape: Vec<(String, Vec<PathBuf>)> = Vec::new();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| dir.display().to_string())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "swt"))
+        .collect();
+    files.sort();
+    for f in files {
+        let stem = f
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let shape = shape_of(&stem).to_string();
+        if !a.shapes.is_empty() && !a.shapes.contains(&shape) {
+            continue;
+        }
+        match by_shape.iter_mut().find(|(s, _)| *s == shape) {
+            Some((_, v)) => v.push(f),
+            None => by_shape.push((shape, vec![f])),
+        }
+    }
+    if by_shape.is_empty() {
+        bail!("no kept traces (SHAPE-POLICY-N.swt) in {}", dir.display());
+    }
+    // The built-in shapes first, in their order; others by name.
+    by_shape.sort_by_key(|(s, _)| SHAPES.iter().position(|b| b == s).unwrap_or(SHAPES.len()));
+    let mut summaries = Vec::new();
+    for (shape, traces) in &by_shape {
+        let runs = traces
+            .iter()
+            .map(|t| replay_run(t, None).with_context(|| t.display().to_string()))
+            .collect::<Result<Vec<_>>>()?;
+        let about = format!("{} kept traces in {}", runs.len(), dir.display());
+        summaries.push(fidelity::summarise(shape, &about, &runs, &POLICIES));
+    }
+    print_and_check(&summaries, a)
+}
+
+/// The shape of a kept trace's name `SHAPE-POLICY-N` (the name itself
+/// when it has no such suffix).
+fn shape_of(stem: &str) -> &str {
+    let mut parts = stem.rsplitn(3, '-');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(n), Some(p), Some(shape))
+            if n.bytes().all(|b| b.is_ascii_digit()) && POLICIES.contains(&p) =>
+        {
+            shape
+        }
+        _ => stem,
+    }
+}
+
+fn print_and_check(summaries: &[ShapeSummary], a: &Args) -> Result<()> {
+    if a.json {
+        super::print_json(&serde_json::json!({ "shapes": summaries }))?;
+    } else {
+        print!("{}", fidelity::fidelity_text(summaries));
+    }
+    check_bounds(summaries, a.max_own_pct, a.max_cross_pct)
+}
+
 #[cfg(feature = "live")]
-pub fn run(a: Args) -> Result<()> {
+fn record(a: Args) -> Result<()> {
     use swaptrace::lab::{self, Knob};
     use swaptrace::record::{run_demo, DemoOptions};
     let all = match command_shape(&a)? {
@@ -175,7 +248,7 @@ pub fn run(a: Args) -> Result<()> {
     lab::require_root()?;
     for s in &a.shapes {
         if !all.iter().any(|sh| sh.name == *s) {
-            bail!("unknown shape {s:?} (shapes: shuffled, procs, zero, random, vmas, fork)");
+            bail!("unknown shape {s:?} (shapes: {})", SHAPES.join(", "));
         }
     }
     let chosen: Vec<&Shape> = all
@@ -219,7 +292,7 @@ pub fn run(a: Args) -> Result<()> {
                 if r.exit_code != Some(0) {
                     bail!("{name}: the workload failed (exit {:?})", r.exit_code);
                 }
-                runs.push(replay_run(&out, kp).with_context(|| name.clone())?);
+                runs.push(replay_run(&out, Some(kp)).with_context(|| name.clone())?);
                 if a.keep.is_none() {
                     std::fs::remove_file(&out).with_context(|| out.display().to_string())?;
                 }
@@ -235,24 +308,25 @@ pub fn run(a: Args) -> Result<()> {
     }
     progress.set(total, total);
     drop(progress);
-    if a.json {
-        super::print_json(&serde_json::json!({ "shapes": summaries }))?;
-    } else {
-        print!("{}", fidelity::fidelity_text(&summaries));
-    }
-    check_bounds(&summaries, a.max_own_pct, a.max_cross_pct)
+    print_and_check(&summaries, &a)
 }
 
 /// Replays `trace` through both policies, as `replay --policy
-/// cluster,vma` does (the memory the recording tells).
-#[cfg(feature = "live")]
-fn replay_run(trace: &std::path::Path, kernel_policy: &str) -> Result<Run> {
+/// cluster,vma` does (the memory the recording tells); the kernel must
+/// have run `kernel_policy` when one is given.
+fn replay_run(trace: &Path, kernel_policy: Option<&str>) -> Result<Run> {
     use swaptrace::replay::{readahead, ReplayRequest};
     let t = swaptrace::trace::read_trace(trace)?;
     let k = swaptrace::report::kernel_counts(&t).context("the trace has no vmstat counts")?;
     let seen = swaptrace::replay::kernel_policy(&t.header);
-    if seen != kernel_policy {
-        bail!("the kernel ran {seen}, not {kernel_policy} (is swap non-rotational?)");
+    if let Some(kp) = kernel_policy.filter(|&kp| kp != seen) {
+        bail!("the kernel ran {seen}, not {kp} (is swap non-rotational?)");
+    }
+    if !POLICIES.contains(&seen) {
+        bail!(
+            "the kernel ran {seen}, which is neither {}",
+            POLICIES.join(" nor ")
+        );
     }
     let r = readahead::run(
         &t,
@@ -263,15 +337,13 @@ fn replay_run(trace: &std::path::Path, kernel_policy: &str) -> Result<Run> {
             device: None,
         },
     )?;
-    Ok(Run::new(kernel_policy, k, &r.results, r.memory.pages))
+    Ok(Run::new(seen, k, &r.results, r.memory.pages))
 }
 
-#[cfg(feature = "live")]
 /// The counters the bounds apply to: the I/O and the major faults (the
 /// readahead counters are printed; they can be a few hundred pages).
 const BOUNDED: [&str; 2] = ["pswpin", "pgmajfault"];
 
-#[cfg(feature = "live")]
 /// Fails when an error is beyond the bounds asked for.
 fn check_bounds(s: &[ShapeSummary], own: Option<f64>, cross: Option<f64>) -> Result<()> {
     let mut bad = Vec::new();
