@@ -151,8 +151,6 @@ macro_rules! kernel_constants {
             K_MM_SWAPENTS_COUNT = u64::MAX,
             /// `task_struct.flags`.
             K_TASK_FLAGS = u64::MAX,
-            /// Offset of `ret` in the `sys_exit_*` tracepoint record.
-            K_EXIT_RET_OFF = u64::MAX,
             /// The memory cgroup of a task: `task_struct.cgroups`,
             /// `css_set.subsys[memory_cgrp_id]`, `cgroup_subsys_state.cgroup`
             /// and `.parent`, `cgroup.kn`, `kernfs_node.id`.

@@ -718,3 +718,64 @@ pub fn read_fentry(_ctx: FEntryContext) -> u32 {
     fault_read();
     0
 }
+
+// ---- swapon(2)/swapoff(2): the system call functions themselves ----
+// No syscall tracepoint: enabling any of them sends every system call of
+// the host through the tracing slow path (TIF_SYSCALL_TRACEPOINT).
+
+#[inline(always)]
+fn syscall_event(k: u8, ret: Option<i64>) {
+    let mut ev = event(k, unsafe { bpf_ktime_get_ns() });
+    if let Some(r) = ret {
+        ev.entry = r as u64;
+    }
+    emit(ev);
+}
+
+#[fentry(function = "__x64_sys_swapoff")]
+pub fn swapoff_fentry(_ctx: FEntryContext) -> u32 {
+    syscall_event(kind::SWAPOFF_ENTER, None);
+    0
+}
+
+#[fexit(function = "__x64_sys_swapoff")]
+pub fn swapoff_fexit(ctx: FExitContext) -> u32 {
+    syscall_event(kind::SWAPOFF_EXIT, Some(ctx.ret::<i64>().unwrap_or(0)));
+    0
+}
+
+#[fentry(function = "__x64_sys_swapon")]
+pub fn swapon_fentry(_ctx: FEntryContext) -> u32 {
+    syscall_event(kind::SWAPON_ENTER, None);
+    0
+}
+
+#[fexit(function = "__x64_sys_swapon")]
+pub fn swapon_fexit(ctx: FExitContext) -> u32 {
+    syscall_event(kind::SWAPON_EXIT, Some(ctx.ret::<i64>().unwrap_or(0)));
+    0
+}
+
+#[kprobe]
+pub fn swapoff_kprobe(_ctx: ProbeContext) -> u32 {
+    syscall_event(kind::SWAPOFF_ENTER, None);
+    0
+}
+
+#[kretprobe]
+pub fn swapoff_kretprobe(ctx: RetProbeContext) -> u32 {
+    syscall_event(kind::SWAPOFF_EXIT, Some(ctx.ret::<i64>()));
+    0
+}
+
+#[kprobe]
+pub fn swapon_kprobe(_ctx: ProbeContext) -> u32 {
+    syscall_event(kind::SWAPON_ENTER, None);
+    0
+}
+
+#[kretprobe]
+pub fn swapon_kretprobe(ctx: RetProbeContext) -> u32 {
+    syscall_event(kind::SWAPON_EXIT, Some(ctx.ret::<i64>()));
+    0
+}

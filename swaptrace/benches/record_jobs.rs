@@ -27,7 +27,8 @@ const OUT_ENV: &str = "SWAPTRACE_BENCH_OUT";
 /// A cgroup directory the job enters first.
 const CG_ENV: &str = "SWAPTRACE_BENCH_CG";
 
-/// The tracepoints the tracepoint backend attaches (category, name).
+/// The tracepoints the tracepoint backend attaches (category, name); it
+/// takes swapon/swapoff from /proc, so none of the syscalls category.
 const TRACEPOINTS: &[(&str, &str)] = &[
     ("exceptions", "page_fault_user"),
     ("exceptions", "page_fault_kernel"),
@@ -41,10 +42,6 @@ const TRACEPOINTS: &[(&str, &str)] = &[
     ("huge_memory", "mm_collapse_huge_page_swapin"),
     ("huge_memory", "mm_khugepaged_scan_pmd"),
     ("huge_memory", "mm_collapse_huge_page"),
-    ("syscalls", "sys_enter_swapoff"),
-    ("syscalls", "sys_enter_swapon"),
-    ("syscalls", "sys_exit_swapoff"),
-    ("syscalls", "sys_exit_swapon"),
     ("sched", "sched_process_fork"),
 ];
 
@@ -392,15 +389,28 @@ fn one_job(b: &Bench, job: &Job, cg: &MemCgroup, runs: usize) -> Result<(), Stri
             .collect::<Vec<_>>()
             .join(" ")
     };
+    // Each round runs the three side by side: the median of the rounds'
+    // own ratios is less exposed to the machine's drift than the ratio of
+    // medians.
+    let paired = |v: &[f64]| {
+        let r: Vec<f64> = v.iter().zip(&none).map(|(x, n)| x / n).collect();
+        format!("paired {:+.1}%", (median(&r) - 1.0) * 100.0)
+    };
     println!("== {}", job.name);
     println!("  nothing    {mn:.3} s   [{}]", fmt(&none));
     println!(
-        "  swaptrace  {mr:.3} s {:>7}   [{}]",
+        "  swaptrace  {mr:.3} s {:>7}  {}   [{}]",
         pct(mr, mn),
+        paired(&rec),
         fmt(&rec)
     );
     if !bt.is_empty() {
-        println!("  bpftrace   {mb:.3} s {:>7}   [{}]", pct(mb, mn), fmt(&bt));
+        println!(
+            "  bpftrace   {mb:.3} s {:>7}  {}   [{}]",
+            pct(mb, mn),
+            paired(&bt),
+            fmt(&bt)
+        );
     }
     let sum = |f: fn(&Rec) -> f64| recs.iter().map(f).sum::<f64>();
     let (events, bytes, lost, el) = (

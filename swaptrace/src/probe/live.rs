@@ -232,7 +232,6 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     );
     put(K_TASK_FLAGS, off("task_struct", "flags"));
     put(K_MM_SWAPENTS_COUNT, mm_swapents_count(btf));
-    put(K_EXIT_RET_OFF, syscall_exit_ret_offset());
     // khugepaged's classic tracepoints: fields where this kernel has them.
     for (tp, fields) in [
         (
@@ -326,14 +325,6 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     put(K_FILTER_CGROUP, Ok(cfg.filter_cgroup.unwrap_or(0)));
     put(K_PAGE_SHIFT, Ok(super::page_size().trailing_zeros() as u64));
     (out, bad)
-}
-
-/// Offset of `ret` in the `sys_exit_*` tracepoint record, from its format file.
-fn syscall_exit_ret_offset() -> Result<u64, String> {
-    let _ = crate::lab::mount_tracefs();
-    let path = "/sys/kernel/tracing/events/syscalls/sys_exit_swapoff/format";
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    super::tpformat::field_offset(&text, "ret").ok_or_else(|| format!("{path}: no field `ret`"))
 }
 
 impl Probe {

@@ -12,6 +12,8 @@ pub enum Backend {
     Fentry,
     Kprobe,
     Tracepoint,
+    /// Userspace reads /proc (no eBPF program).
+    Procfs,
 }
 
 impl fmt::Display for Backend {
@@ -20,6 +22,7 @@ impl fmt::Display for Backend {
             Backend::Fentry => "fentry",
             Backend::Kprobe => "kprobe",
             Backend::Tracepoint => "tracepoint",
+            Backend::Procfs => "procfs",
         })
     }
 }
@@ -752,42 +755,56 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         seen: Some(("6.1", "7.3")),
         silences: &[],
     },
-    // swapoff
+    // swapoff: the syscall functions, never a syscall tracepoint (any one
+    // of them puts every system call of the host on the slow path).
     AttachPoint {
         metric: "swapoff",
-        backend: Backend::Tracepoint,
-        attach: "syscalls:sys_{enter,exit}_swap{on,off}",
+        backend: Backend::Fentry,
+        attach: "fentry/fexit __x64_sys_swap{on,off}",
         requires: &[
-            Req::TraceFormat("syscalls/sys_enter_swapoff", &["specialfile"]),
-            Req::TraceFormat("syscalls/sys_enter_swapon", &["specialfile"]),
-            Req::TraceFormat("syscalls/sys_exit_swapoff", &["ret"]),
-            Req::TraceFormat("syscalls/sys_exit_swapon", &["ret"]),
+            Req::BtfFunc("__x64_sys_swapoff"),
+            Req::BtfFunc("__x64_sys_swapon"),
+            Req::FentryAllowed,
             Req::Built(true),
         ],
         progs: &[
-            p(
-                "sys_enter_swapoff",
-                ProgKind::Tracepoint("syscalls"),
-                "sys_enter_swapoff",
-            ),
-            p(
-                "sys_enter_swapon",
-                ProgKind::Tracepoint("syscalls"),
-                "sys_enter_swapon",
-            ),
-            p(
-                "sys_exit_swapoff",
-                ProgKind::Tracepoint("syscalls"),
-                "sys_exit_swapoff",
-            ),
-            p(
-                "sys_exit_swapon",
-                ProgKind::Tracepoint("syscalls"),
-                "sys_exit_swapon",
-            ),
+            p("swapoff_fentry", Fentry, "__x64_sys_swapoff"),
+            p("swapoff_fexit", Fexit, "__x64_sys_swapoff"),
+            p("swapon_fentry", Fentry, "__x64_sys_swapon"),
+            p("swapon_fexit", Fexit, "__x64_sys_swapon"),
         ],
         note: "",
-        seen: Some(("6.1", "7.3")),
+        seen: None,
+        silences: &[],
+    },
+    AttachPoint {
+        metric: "swapoff",
+        backend: Backend::Kprobe,
+        attach: "kprobe/kretprobe __x64_sys_swap{on,off}",
+        requires: &[
+            Req::Kallsyms("__x64_sys_swapoff"),
+            Req::Kallsyms("__x64_sys_swapon"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("swapoff_kprobe", Kprobe, "__x64_sys_swapoff"),
+            p("swapoff_kretprobe", Kretprobe, "__x64_sys_swapoff"),
+            p("swapon_kprobe", Kprobe, "__x64_sys_swapon"),
+            p("swapon_kretprobe", Kretprobe, "__x64_sys_swapon"),
+        ],
+        note: "",
+        seen: None,
+        silences: &[],
+    },
+    AttachPoint {
+        metric: "swapoff",
+        backend: Backend::Procfs,
+        attach: "/proc/swaps and sysinfo(2) every 10 ms",
+        requires: &[Req::Built(true)],
+        progs: &[],
+        note: "brackets within 10 ms of the call; the caller from /proc/*/task/*/syscall",
+        seen: Some(("6.18", "6.18")),
         silences: &[],
     },
 ];

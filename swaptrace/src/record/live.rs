@@ -305,6 +305,19 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         );
     }
     let bar = progress(opts.progress && !opts.quiet);
+    // swapon/swapoff from /proc where no probe may take them.
+    let watched = plans.iter().any(|p| {
+        p.metric == "swapoff"
+            && p.chosen
+                .as_ref()
+                .is_some_and(|c| c.backend == probe::Backend::Procfs)
+    });
+    let mut swaps = watched
+        .then(super::swapwatch::Seen::now)
+        .flatten()
+        .map(|seen| super::swapwatch::SwapWatch::new(monotonic_ns(), seen));
+    let mut swap_tick = tokio::time::interval(Duration::from_millis(super::swapwatch::POLL_MS));
+    swap_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let deadline = opts.duration.map(|d| tokio::time::Instant::now() + d);
     // The probe wakes us only when 512 KiB are waiting: drain on a timer too.
     let mut tick = tokio::time::interval(Duration::from_millis(100));
@@ -338,6 +351,13 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             _ = sleep_until(deadline) => break,
             _ = sigint.recv() => break,
             _ = sigterm.recv() => break,
+            _ = swap_tick.tick(), if swaps.is_some() => {
+                if let Some(w) = swaps.as_mut() {
+                    let from = out.len();
+                    w.poll(monotonic_ns(), &mut out);
+                    rec.add_records(from, &out);
+                }
+            }
             _ = tick.tick() => {
                 drain(fd.get_mut(), &mut rec, &mut out);
                 if let Err(e) = write_all(&mut writer, &mut out) { failure = Some(e); break; }
@@ -362,6 +382,11 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     }
     lab::journal::done(child_entry);
     drain(fd.get_mut(), &mut rec, &mut out);
+    if let Some(w) = swaps.as_mut() {
+        let from = out.len();
+        w.poll(monotonic_ns(), &mut out);
+        rec.add_records(from, &out);
+    }
     probe.flush_log();
     let end = monotonic_ns();
     let vm_end = VmStat::read().map(|v| v.0).unwrap_or_default();

@@ -9,6 +9,8 @@ mod live;
 mod metrics_server;
 pub mod prometheus;
 #[cfg(feature = "live")]
+mod swapwatch;
+#[cfg(feature = "live")]
 mod top;
 
 #[cfg(feature = "live")]
@@ -368,6 +370,13 @@ impl Recorder {
     }
 
     /// One Lost record, counted in the summary.
+    /// Records made in userspace (not from an event), counted as recorded.
+    pub fn add_records(&mut self, from: usize, out: &[Record]) {
+        for r in &out[from..] {
+            self.summary.add(r);
+        }
+    }
+
     pub fn lost_one(&mut self, ts: u64, what: String, count: u64, out: &mut Vec<Record>) {
         let r = Record::Lost { ts, what, count };
         self.summary.add(&r);
