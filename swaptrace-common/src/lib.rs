@@ -151,6 +151,16 @@ macro_rules! kernel_constants {
             K_MM_SWAPENTS_COUNT = u64::MAX,
             /// `task_struct.flags`.
             K_TASK_FLAGS = u64::MAX,
+            /// `mm_struct.owner` (CONFIG_MEMCG), `task_struct.tgid`; with
+            /// both, K_TGID_FILTER is 1: only faults of processes that may
+            /// hold swap entries are traced (tracepoint backend).
+            K_MM_OWNER = u64::MAX,
+            K_TASK_TGID = u64::MAX,
+            K_TGID_FILTER = 0,
+            /// `count_memcg_events` items the tracepoint backend reads, a
+            /// bit each (items 0-63, 64-127); the others return at once.
+            K_EV_MASK0 = 0,
+            K_EV_MASK1 = 0,
             /// The memory cgroup of a task: `task_struct.cgroups`,
             /// `css_set.subsys[memory_cgrp_id]`, `cgroup_subsys_state.cgroup`
             /// and `.parent`, `cgroup.kn`, `kernfs_node.id`.
@@ -231,8 +241,11 @@ pub mod unseen {
     /// The folio had no swap entry left when read (freed or reused after
     /// the write: a synchronous zswap store unlocks it before the tracepoint).
     pub const SWAP_OUT_GONE: u32 = super::kind::COUNT as u32;
+    /// A swap-in fault of a process not yet known to hold swap entries
+    /// (the tracepoint backend traces only faults of those that do).
+    pub const FAULT_UNTRACED: u32 = super::kind::COUNT as u32 + 1;
     /// Size of the counter array.
-    pub const SLOTS: u32 = super::kind::COUNT as u32 + 1;
+    pub const SLOTS: u32 = super::kind::COUNT as u32 + 2;
 }
 
 /// Flags of [`RawEvent::flags`].

@@ -7,7 +7,7 @@ use aya_ebpf::programs::RawTracePointContext;
 use swaptrace_common::kind;
 
 use crate::konst::*;
-use crate::swap::{emit, event, g, read_u64, selected, Head};
+use crate::swap::{emit, event, g, holds_swap, mark_tgid, read_u64, selected, task_tgid, Head};
 
 /// `rb_node.rb_right`, `rb_node.rb_left` (after `__rb_parent_color`).
 const RB_RIGHT: u64 = 8;
@@ -56,8 +56,15 @@ pub fn process_fork(ctx: RawTracePointContext) -> i32 {
         return 0;
     }
     let off = g(&K_TASK_MM);
-    let parent = read_u64(ctx.arg::<u64>(0), off).unwrap_or(0);
-    let child = read_u64(ctx.arg::<u64>(1), off).unwrap_or(0);
+    let (ptask, ctask) = (ctx.arg::<u64>(0), ctx.arg::<u64>(1));
+    // The child holds the parent's swap entries (copied PTEs, or one mm).
+    if let (Some(p), Some(c)) = (task_tgid(ptask), task_tgid(ctask)) {
+        if p != c && holds_swap(p) {
+            mark_tgid(c);
+        }
+    }
+    let parent = read_u64(ptask, off).unwrap_or(0);
+    let child = read_u64(ctask, off).unwrap_or(0);
     if parent == 0 || child == 0 || parent == child {
         return 0;
     }

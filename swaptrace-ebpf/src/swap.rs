@@ -58,6 +58,45 @@ static TASKS: Array<TaskState> = Array::with_max_entries(TASK_SLOTS, 0);
 #[map]
 static LOST: PerCpuArray<u64> = PerCpuArray::with_max_entries(unseen::SLOTS, 0);
 
+/// Processes (tgids, a bit each) that may hold swap entries: owners of an
+/// mm whose MM_SWAPENTS changed, their forks, and those userspace found
+/// with VmSwap at the start. A fault of any other process cannot be a swap-in,
+/// and costs only this bit test (not a clock read and the fault's state).
+#[map]
+static SWAP_TGIDS: Array<u64> = Array::with_max_entries(1 << 16, 0);
+
+/// Whether process `tgid` may hold swap entries (always, when the filter
+/// is off: no `mm->owner` to mark swap-outs with).
+#[inline(always)]
+pub(crate) fn holds_swap(tgid: u32) -> bool {
+    if g(&K_TGID_FILTER) != 1 {
+        return true;
+    }
+    SWAP_TGIDS
+        .get(tgid >> 6)
+        .is_none_or(|w| *w & (1u64 << (tgid & 63)) != 0)
+}
+
+#[inline(always)]
+pub(crate) fn mark_tgid(tgid: u32) {
+    if let Some(w) = SWAP_TGIDS.get_ptr_mut(tgid >> 6) {
+        // SAFETY: an array slot; a lost race only delays a bit by a fault.
+        unsafe { *w |= 1u64 << (tgid & 63) };
+    }
+}
+
+/// The process that owns `mm` (`mm->owner`, CONFIG_MEMCG), by tgid.
+#[inline(always)]
+pub(crate) fn owner_tgid(mm: u64) -> Option<u32> {
+    let owner = read_u64(mm, g(&K_MM_OWNER))?;
+    task_tgid(owner)
+}
+
+#[inline(always)]
+pub(crate) fn task_tgid(task: u64) -> Option<u32> {
+    read_u64(task, g(&K_TASK_TGID)).map(|v| v as u32)
+}
+
 /// Address spaces of selected tasks, so swap-outs (done by the reclaimer,
 /// often another task) can be filtered when a filter is set.
 #[map]
@@ -82,7 +121,15 @@ struct TaskState {
     tid: u32,
     /// The fault writes (x86 `X86_PF_WRITE` in its error code).
     write: u8,
+    /// This task's name went out with one of its events.
+    comm_sent: u8,
 }
+
+/// `fault_active`: no fault; a fault followed; a fault of a process not
+/// known to hold swap entries, left untraced.
+const FAULT_NONE: u8 = 0;
+const FAULT_TRACED: u8 = 1;
+const FAULT_SKIPPED: u8 = 2;
 
 const EMPTY: TaskState = TaskState {
     fault_ts: 0,
@@ -97,6 +144,7 @@ const EMPTY: TaskState = TaskState {
     out_kind: 0,
     tid: 0,
     write: 0,
+    comm_sent: 0,
 };
 
 /// This task's state, if its slot holds it.
@@ -287,7 +335,15 @@ pub(crate) fn emit(ev: Ev) {
         (*p).zswap = ev.zswap;
         (*p).flags2 = ev.flags2;
         (*p)._pad = 0;
-        (*p).comm = bpf_get_current_comm().unwrap_or([0; 16]);
+        // The name once per task: userspace keeps it from its first event.
+        (*p).comm = match task_get(pid_tgid as u32) {
+            Some(s) if (*s).comm_sent != 0 => [0; 16],
+            Some(s) => {
+                (*s).comm_sent = 1;
+                bpf_get_current_comm().unwrap_or([0; 16])
+            }
+            None => bpf_get_current_comm().unwrap_or([0; 16]),
+        };
     }
     let wake = if EVENTS.query(BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES {
         BPF_RB_FORCE_WAKEUP
@@ -321,27 +377,31 @@ fn on_fault(addr: u64, error_code: u64) {
     if !selected() {
         return;
     }
-    let t = tid();
-    let now = unsafe { bpf_ktime_get_ns() };
-    if let Some(s) = task_take(t, EMPTY) {
-        // SAFETY: this task's slot; only this task writes it here.
-        let s = unsafe { &mut *s };
-        s.fault_ts = now;
-        s.fault_addr = addr;
-        s.fault_mm = 0;
-        s.reads = 0;
-        s.zero_reads = 0;
-        s.zswap_loads = 0;
-        s.major = 0;
-        s.write = (error_code & PF_WRITE != 0) as u8;
-        s.fault_active = 1;
-    }
     if filtering() {
         let mm = current_mm();
         if mm != 0 && WATCHED_MM.get_ptr(mm).is_none() {
             let _ = WATCHED_MM.insert(mm, 1u8, 0);
         }
     }
+    let pid_tgid = bpf_get_current_pid_tgid();
+    let Some(s) = task_take(pid_tgid as u32, EMPTY) else {
+        return;
+    };
+    // SAFETY: this task's slot; only this task writes it here.
+    let s = unsafe { &mut *s };
+    if !holds_swap((pid_tgid >> 32) as u32) {
+        s.fault_active = FAULT_SKIPPED;
+        return;
+    }
+    s.fault_ts = unsafe { bpf_ktime_get_ns() };
+    s.fault_addr = addr;
+    s.fault_mm = 0;
+    s.reads = 0;
+    s.zero_reads = 0;
+    s.zswap_loads = 0;
+    s.major = 0;
+    s.write = (error_code & PF_WRITE != 0) as u8;
+    s.fault_active = FAULT_TRACED;
 }
 
 /// Args: (address, regs, error_code).
@@ -368,6 +428,15 @@ pub fn count_memcg_events(ctx: RawTracePointContext) -> i32 {
     // PGFAULT, once per fault, first: the common case returns soonest.
     if item == g(&K_EV_PGFAULT) {
         fault_done();
+        return 0;
+    }
+    // Then every item this program ignores (PGPGIN, PGSCAN…), by one bit.
+    let bits = match item {
+        0..64 => g(&K_EV_MASK0) >> item,
+        64..128 => g(&K_EV_MASK1) >> (item - 64),
+        _ => 0,
+    };
+    if bits & 1 == 0 {
         return 0;
     }
     let val = ctx.arg::<u64>(2);
@@ -411,7 +480,12 @@ pub fn count_memcg_events(ctx: RawTracePointContext) -> i32 {
     }
     let state = task_get(t);
     // SAFETY: this task's map value.
-    let active = state.filter(|s| unsafe { (**s).fault_active } != 0);
+    let fault = state.map_or(FAULT_NONE, |s| unsafe { (*s).fault_active });
+    if fault == FAULT_SKIPPED {
+        // A fault left untraced: its reads are not reads outside faults.
+        return 0;
+    }
+    let active = state.filter(|_| fault == FAULT_TRACED);
     match (active, read) {
         (Some(s), Some(r)) => {
             let s = unsafe { &mut *s };
@@ -449,20 +523,38 @@ pub fn rss_stat(ctx: RawTracePointContext) -> i32 {
     if ctx.arg::<u64>(1) & 0xffff_ffff != g(&K_MM_SWAPENTS) {
         return 0;
     }
-    if let Some(s) = task_get(tid()) {
+    let mm = ctx.arg::<u64>(0);
+    let pid_tgid = bpf_get_current_pid_tgid();
+    let (mut fault, mut in_reclaim) = (FAULT_NONE, false);
+    if let Some(s) = task_get(pid_tgid as u32) {
         // SAFETY: this task's slot.
         let s = unsafe { &mut *s };
-        if s.fault_active != 0 {
-            if s.reclaim_depth == 0 {
-                s.fault_mm = ctx.arg::<u64>(0);
-            }
+        fault = s.fault_active;
+        in_reclaim = s.reclaim_depth != 0;
+        if fault == FAULT_TRACED && !in_reclaim {
+            s.fault_mm = mm;
             return 0;
         }
-        if s.reclaim_depth != 0 {
+        if fault == FAULT_SKIPPED && !in_reclaim && mm == current_mm() {
+            // A swap-in by a process not known to hold swap entries: lost,
+            // counted, and its next faults traced.
+            mark_tgid((pid_tgid >> 32) as u32);
+            bump(unseen::FAULT_UNTRACED);
+            s.fault_active = FAULT_NONE;
             return 0;
         }
     }
-    zap(ctx.arg::<u64>(0));
+    // A swap-out unmapping a page (try_to_unmap_one() counts it before
+    // the swap PTE is set, under the PTE lock), a zap or a swapoff: from
+    // here the owner may hold swap entries, before any fault can see one.
+    if g(&K_TGID_FILTER) == 1 {
+        if let Some(t) = owner_tgid(mm) {
+            mark_tgid(t);
+        }
+    }
+    if fault == FAULT_NONE && !in_reclaim {
+        zap(mm);
+    }
     0
 }
 
@@ -501,10 +593,11 @@ fn fault_done() {
     };
     // SAFETY: this task's map value.
     let s = unsafe { &mut *s };
-    if s.fault_active == 0 {
+    if s.fault_active != FAULT_TRACED {
+        s.fault_active = FAULT_NONE;
         return;
     }
-    s.fault_active = 0;
+    s.fault_active = FAULT_NONE;
     if s.fault_mm == 0 || s.fault_mm != current_mm() {
         return;
     }

@@ -80,6 +80,7 @@ fn run_job(name: &str) -> Result<(), String> {
             }
         }
         "faults" => touch_rounds(256 << 20, 8)?,
+        "burst" => burst(64 << 20, 6)?,
         "swap" | "demo" => {
             let spec = WorkloadSpec {
                 size_bytes: if name == "swap" { 256 << 20 } else { 384 << 20 },
@@ -102,8 +103,75 @@ fn run_job(name: &str) -> Result<(), String> {
         _ => return Err(format!("no job {name}")),
     }
     let secs = start.elapsed().as_secs_f64();
+    // CPU time too (the job and its children): the swap job's wall time
+    // varies with its I/O more than with what record adds.
+    let cpu = [libc::RUSAGE_SELF, libc::RUSAGE_CHILDREN]
+        .iter()
+        .map(|&who| {
+            // SAFETY: getrusage fills the struct it is given.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            unsafe { libc::getrusage(who, &mut ru) };
+            let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+            t(ru.ru_utime) + t(ru.ru_stime)
+        })
+        .sum::<f64>();
     if let Ok(out) = std::env::var(OUT_ENV) {
-        std::fs::write(&out, secs.to_string()).map_err(|e| format!("{out}: {e}"))?;
+        std::fs::write(&out, format!("{secs} {cpu}")).map_err(|e| format!("{out}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// The event rate a recorder must keep up with: in each of two processes
+/// (one per core here), `bytes` of zero-filled pages pushed out with
+/// MADV_PAGEOUT (swap-outs without I/O, SWPOUT_ZERO) and read back
+/// (swap-in faults, SWPIN_ZERO), `rounds` times: two events per page and
+/// round, at memory speed.
+fn burst(bytes: usize, rounds: u32) -> Result<(), String> {
+    let page = 4096;
+    // SAFETY: fork in a single-threaded bench process; the child only
+    // touches its own copy and exits.
+    let child = unsafe { libc::fork() };
+    if child < 0 {
+        return Err("fork failed".into());
+    }
+    // SAFETY: a fresh private anonymous mapping, unmapped below.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err("mmap failed".into());
+    }
+    let mut sum = 0u64;
+    for _ in 0..rounds {
+        for off in (0..bytes).step_by(page) {
+            // SAFETY: inside the mapping; a zero keeps the page zero-filled.
+            unsafe { std::ptr::write_volatile((p as *mut u8).add(off), 0) };
+        }
+        // SAFETY: the mapping made above.
+        unsafe { libc::madvise(p, bytes, libc::MADV_PAGEOUT) };
+        for off in (0..bytes).step_by(page) {
+            // SAFETY: inside the mapping.
+            sum += unsafe { std::ptr::read_volatile((p as *const u8).add(off)) } as u64;
+        }
+    }
+    // SAFETY: the mapping made above.
+    unsafe { libc::munmap(p, bytes) };
+    if child == 0 {
+        // SAFETY: the child leaves without running the parent's exit path.
+        unsafe { libc::_exit(i32::from(sum != 0)) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child forked above.
+    unsafe { libc::waitpid(child, &mut status, 0) };
+    if sum != 0 || !libc::WIFEXITED(status) || libc::WEXITSTATUS(status) != 0 {
+        return Err("burst: a page read back was not zero".into());
     }
     Ok(())
 }
@@ -172,13 +240,18 @@ impl Bench {
         c
     }
 
-    fn secs(&self) -> Result<f64, String> {
+    /// The job's wall and CPU seconds.
+    fn secs(&self) -> Result<(f64, f64), String> {
         let t = std::fs::read_to_string(self.dir.join("secs")).map_err(|e| e.to_string())?;
         let _ = std::fs::remove_file(self.dir.join("secs"));
-        t.trim().parse().map_err(|e| format!("job time: {e}"))
+        let mut v = t.split_whitespace().map(|x| x.parse::<f64>());
+        match (v.next(), v.next()) {
+            (Some(Ok(w)), Some(Ok(c))) => Ok((w, c)),
+            _ => Err(format!("job time: {t:?}")),
+        }
     }
 
-    fn plain(&self, job: &Job, cg: &MemCgroup) -> Result<f64, String> {
+    fn plain(&self, job: &Job, cg: &MemCgroup) -> Result<(f64, f64), String> {
         let me = self.me.display().to_string();
         let st = self
             .job_cmd(job, cg, &me)
@@ -190,7 +263,7 @@ impl Bench {
         self.secs()
     }
 
-    fn recorded(&self, job: &Job, cg: &MemCgroup) -> Result<(f64, Rec), String> {
+    fn recorded(&self, job: &Job, cg: &MemCgroup) -> Result<((f64, f64), Rec), String> {
         let trace = self.dir.join("bench.swt");
         let mut c = self.job_cmd(job, cg, &self.exe);
         c.args(["record", "--json", "-o"])
@@ -235,7 +308,7 @@ impl Bench {
         Ok((self.secs()?, rec))
     }
 
-    fn under_bpftrace(&self, job: &Job, cg: &MemCgroup) -> Result<f64, String> {
+    fn under_bpftrace(&self, job: &Job, cg: &MemCgroup) -> Result<(f64, f64), String> {
         let Some(script) = &self.bpftrace else {
             return Err("no bpftrace".into());
         };
@@ -327,7 +400,7 @@ fn main() {
         }
     };
     println!(
-        "swaptrace: {}; {runs} alternating runs per job; job wall time, medians",
+        "swaptrace: {}; {runs} alternating runs per job; job wall and CPU time, medians",
         bench.exe
     );
     let jobs = [
@@ -347,6 +420,10 @@ fn main() {
             name: "demo",
             cgroup: true,
         },
+        Job {
+            name: "burst",
+            cgroup: false,
+        },
     ];
     for job in jobs
         .iter()
@@ -362,55 +439,68 @@ fn main() {
 }
 
 fn one_job(b: &Bench, job: &Job, cg: &MemCgroup, runs: usize) -> Result<(), String> {
-    let (mut none, mut rec, mut bt) = (Vec::new(), Vec::new(), Vec::new());
+    // Per round: nothing, swaptrace, bpftrace (wall, CPU), side by side.
+    let mut rounds: Vec<[Option<(f64, f64)>; 3]> = Vec::new();
     let mut recs = Vec::new();
     for i in 0..runs {
+        let mut round = [None; 3];
         // Rotate which goes first, so drift favours none of the three.
         for k in 0..3 {
             match (i + k) % 3 {
-                0 => none.push(b.plain(job, cg)?),
+                0 => round[0] = Some(b.plain(job, cg)?),
                 1 => {
                     let (s, r) = b.recorded(job, cg)?;
-                    rec.push(s);
+                    round[1] = Some(s);
                     recs.push(r);
                 }
                 _ => match b.under_bpftrace(job, cg) {
-                    Ok(s) => bt.push(s),
+                    Ok(s) => round[2] = Some(s),
                     Err(e) if b.bpftrace.is_some() => println!("  bpftrace run: {e}"),
                     Err(_) => {}
                 },
             }
         }
+        rounds.push(round);
     }
-    let (mn, mr, mb) = (median(&none), median(&rec), median(&bt));
-    let fmt = |v: &[f64]| {
-        v.iter()
-            .map(|x| format!("{x:.3}"))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
-    // Each round runs the three side by side: the median of the rounds'
-    // own ratios is less exposed to the machine's drift than the ratio of
-    // medians.
-    let paired = |v: &[f64]| {
-        let r: Vec<f64> = v.iter().zip(&none).map(|(x, n)| x / n).collect();
-        format!("paired {:+.1}%", (median(&r) - 1.0) * 100.0)
-    };
     println!("== {}", job.name);
-    println!("  nothing    {mn:.3} s   [{}]", fmt(&none));
-    println!(
-        "  swaptrace  {mr:.3} s {:>7}  {}   [{}]",
-        pct(mr, mn),
-        paired(&rec),
-        fmt(&rec)
-    );
-    if !bt.is_empty() {
-        println!(
-            "  bpftrace   {mb:.3} s {:>7}  {}   [{}]",
-            pct(mb, mn),
-            paired(&bt),
-            fmt(&bt)
-        );
+    for (what, pick) in [("wall", 0usize), ("cpu", 1)] {
+        let of = |k: usize| -> Vec<f64> {
+            rounds
+                .iter()
+                .filter_map(|r| r[k].map(|t| [t.0, t.1][pick]))
+                .collect()
+        };
+        let none = of(0);
+        let mn = median(&none);
+        // The median of each round's own ratio is less exposed to the
+        // machine's drift than the ratio of the medians.
+        let paired = |k: usize| {
+            let r: Vec<f64> = rounds
+                .iter()
+                .filter_map(|r| Some([r[k]?.0, r[k]?.1][pick] / [r[0]?.0, r[0]?.1][pick]))
+                .collect();
+            (median(&r) - 1.0) * 100.0
+        };
+        let fmt = |v: &[f64]| {
+            v.iter()
+                .map(|x| format!("{x:.3}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        println!("  {what:<4} nothing    {mn:.3} s   [{}]", fmt(&none));
+        for (k, name) in [(1, "swaptrace"), (2, "bpftrace")] {
+            let v = of(k);
+            if v.is_empty() {
+                continue;
+            }
+            let m = median(&v);
+            println!(
+                "  {what:<4} {name:<10} {m:.3} s {:>7}  paired {:+.1}%   [{}]",
+                pct(m, mn),
+                paired(k),
+                fmt(&v)
+            );
+        }
     }
     let sum = |f: fn(&Rec) -> f64| recs.iter().map(f).sum::<f64>();
     let (events, bytes, lost, el) = (
@@ -426,15 +516,18 @@ fn one_job(b: &Bench, job: &Job, cg: &MemCgroup, runs: usize) -> Result<(), Stri
     } else {
         "no events".into()
     };
+    // The rate while the job ran, and over the whole recording.
+    let job_s: f64 = rounds.iter().filter_map(|r| r[1].map(|t| t.0)).sum();
     println!(
-        "  record: {:.0} events/s, {:.0} lost, {per_event} ({:.0} events/run)",
+        "  record: {:.0} events/s in the job ({:.0} over the recording), {:.0} lost, {per_event} ({:.0} events/run)",
+        events / job_s.max(1e-9),
         events / el.max(1e-9),
         lost,
         events / recs.len().max(1) as f64
     );
     // One more run with bpf_stats_enabled for the eBPF time per program.
     let knob = Knob::set("/proc/sys/kernel/bpf_stats_enabled", "1").map_err(|e| e.to_string())?;
-    let (w, r) = b.recorded(job, cg)?;
+    let ((w, _), r) = b.recorded(job, cg)?;
     drop(knob);
     let mut total = 0;
     println!("  bpf_stats (one extra run, job {w:.3} s):");

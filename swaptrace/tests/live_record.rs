@@ -583,3 +583,96 @@ fn verbose_record_reports_dropped_events_from_ebpf() {
     drop(_swap);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The tracepoint backend traces only faults of processes that may hold
+/// swap entries: those marked at record's start (VmSwap) must have every
+/// swap-in recorded, with none lost as "not known to hold swap entries".
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn faults_of_a_process_swapped_out_before_recording_are_recorded() {
+    let _lock = live("faults_of_a_process_swapped_out_before_recording_are_recorded");
+    let dir = scratch();
+    let swap = lab::SwapFile::create(&dir, 256 << 20, None).expect("swap");
+    let out = dir.join("before.swt");
+    let (bytes, page) = (32usize << 20, 4096usize);
+    // SAFETY: a private anonymous mapping of this test, unmapped below.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    } as *mut u8;
+    assert_ne!(p as *mut libc::c_void, libc::MAP_FAILED);
+    for off in (0..bytes).step_by(page) {
+        // SAFETY: inside the mapping; not zero, so the swap-out writes it.
+        unsafe { p.add(off).write_volatile((off / page) as u8 | 1) };
+    }
+    // SAFETY: the mapping above.
+    assert_eq!(
+        unsafe { libc::madvise(p.cast(), bytes, libc::MADV_PAGEOUT) },
+        0
+    );
+    let swapped = lab::proc_kib("/proc/self/status", "VmSwap").unwrap() * 1024 / page as u64;
+    assert!(
+        swapped as usize >= bytes / page * 9 / 10,
+        "only {swapped} pages went out"
+    );
+    let pid = std::process::id().to_string();
+    let mut rec = std::process::Command::new(EXE)
+        .args([
+            "record",
+            "--quiet",
+            "--duration",
+            "20s",
+            "--pid",
+            &pid,
+            "-o",
+        ])
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    // The trace is put in place once the probes are attached.
+    let t0 = std::time::Instant::now();
+    while !out.exists() {
+        assert!(t0.elapsed().as_secs() < 20, "record did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut sum = 0u64;
+    for off in (0..bytes).step_by(page) {
+        // SAFETY: inside the mapping.
+        sum += unsafe { p.add(off).read_volatile() } as u64;
+    }
+    assert!(sum > 0);
+    // SAFETY: SIGINT ends the recording (it finalizes the trace).
+    unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
+    assert!(rec.wait().unwrap().success());
+    // SAFETY: the mapping above.
+    unsafe { libc::munmap(p.cast(), bytes) };
+    let t = read_trace(&out).unwrap();
+    let (lo, hi) = (p as u64, p as u64 + bytes as u64);
+    let faults = t
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::SwapFault { addr, .. } if (lo..hi).contains(addr)))
+        .count() as u64;
+    let untraced: u64 = t
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Lost { what, count, .. } if what.contains("not known") => Some(*count),
+            _ => None,
+        })
+        .sum();
+    eprintln!("{swapped} pages swapped out before recording; {faults} swap-in faults recorded, {untraced} untraced");
+    assert_eq!(untraced, 0);
+    assert!(
+        faults >= swapped * 99 / 100 && faults <= (bytes / page) as u64,
+        "{faults} faults recorded for {swapped} pages swapped out"
+    );
+    drop(swap);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -4,7 +4,7 @@ use super::btf::{Btf, BtfError};
 use super::kernel::{KernelFacts, Trial};
 use super::table::{Prog, ProgKind};
 use super::MetricPlan;
-use aya::maps::{MapData, PerCpuArray, RingBuf};
+use aya::maps::{Array, MapData, PerCpuArray, RingBuf};
 use aya::programs::{FEntry, FExit, KProbe, ProgramError, RawTracePoint, TracePoint};
 use aya::{Ebpf, EbpfError, EbpfLoader};
 use std::collections::HashMap;
@@ -53,6 +53,9 @@ pub struct Stats {
     pub lost: [u64; kind::COUNT],
     /// Swap-outs whose folio had no swap entry left at the tracepoint.
     pub swap_out_gone: u64,
+    /// Swap-in faults of processes not known to hold swap entries, so
+    /// not traced (tracepoint backend).
+    pub fault_untraced: u64,
 }
 
 pub struct Probe {
@@ -224,6 +227,31 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     put(K_EV_ZSWPIN, ev("ZSWPIN"));
     put(K_EV_ZSWPOUT, ev("ZSWPOUT"));
     put(K_EV_ZSWPWB, ev("ZSWPWB"));
+    // The items count_memcg_events reads, as set above (silenced ones not).
+    let mut mask = [0u64; 2];
+    for (global, item) in [
+        (K_EV_PSWPIN, "PSWPIN"),
+        (K_EV_PSWPOUT, "PSWPOUT"),
+        (K_EV_PGMAJFAULT, "PGMAJFAULT"),
+        (K_EV_SWPIN_ZERO, "SWPIN_ZERO"),
+        (K_EV_SWPOUT_ZERO, "SWPOUT_ZERO"),
+        (K_EV_ZSWPIN, "ZSWPIN"),
+        (K_EV_ZSWPOUT, "ZSWPOUT"),
+        (K_EV_ZSWPWB, "ZSWPWB"),
+    ] {
+        let Some(v) = ev(item).ok().filter(|_| !silenced.contains(&global)) else {
+            continue;
+        };
+        match mask.get_mut((v / 64) as usize) {
+            Some(w) => *w |= 1 << (v % 64),
+            None => put(
+                global,
+                Err(format!("vm event {item} is {v}, beyond the mask")),
+            ),
+        }
+    }
+    put(K_EV_MASK0, Ok(mask[0]));
+    put(K_EV_MASK1, Ok(mask[1]));
     put(
         K_MM_SWAPENTS,
         btf.enum_value(None, "MM_SWAPENTS")
@@ -231,6 +259,11 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
             .map_err(|e| e.to_string()),
     );
     put(K_TASK_FLAGS, off("task_struct", "flags"));
+    let owner = off("mm_struct", "owner");
+    let tgid = off("task_struct", "tgid");
+    put(K_TGID_FILTER, Ok(u64::from(owner.is_ok() && tgid.is_ok())));
+    put(K_MM_OWNER, owner);
+    put(K_TASK_TGID, tgid);
     put(K_MM_SWAPENTS_COUNT, mm_swapents_count(btf));
     // khugepaged's classic tracepoints: fields where this kernel has them.
     for (tp, fields) in [
@@ -508,6 +541,34 @@ impl Probe {
         }
     }
 
+    /// Marks the processes that hold swap entries now (VmSwap in
+    /// /proc/PID/status), whose faults the tracepoint backend must trace;
+    /// swap-outs and forks mark the others as they come. Returns how many.
+    pub fn mark_swap_holders(&mut self) -> Result<usize, LiveError> {
+        let map = self.ebpf.map_mut("SWAP_TGIDS").ok_or(LiveError::Map {
+            name: "SWAP_TGIDS",
+            why: "missing".into(),
+        })?;
+        let mut bits: Array<&mut MapData, u64> =
+            Array::try_from(map).map_err(|e| LiveError::Map {
+                name: "SWAP_TGIDS",
+                why: e.to_string(),
+            })?;
+        let mut words: HashMap<u32, u64> = HashMap::new();
+        for tgid in swap_holders() {
+            *words.entry(tgid >> 6).or_default() |= 1 << (tgid & 63);
+        }
+        for (&i, &w) in &words {
+            // Or-ed with what the probes marked since they were attached.
+            let old = bits.get(&i, 0).unwrap_or(0);
+            bits.set(i, old | w, 0).map_err(|e| LiveError::Map {
+                name: "SWAP_TGIDS",
+                why: e.to_string(),
+            })?;
+        }
+        Ok(words.values().map(|w| w.count_ones() as usize).sum())
+    }
+
     /// The ring buffer of events; callable once.
     pub fn take_events(&mut self) -> Result<RingBuf<MapData>, LiveError> {
         let map = self.ebpf.take_map("EVENTS").ok_or(LiveError::Map {
@@ -543,8 +604,22 @@ impl Probe {
             *slot = get(k as u32)?;
         }
         s.swap_out_gone = get(swaptrace_common::unseen::SWAP_OUT_GONE)?;
+        s.fault_untraced = get(swaptrace_common::unseen::FAULT_UNTRACED)?;
         Ok(s)
     }
+}
+
+/// Processes with swap entries (a VmSwap line above 0 kB).
+fn swap_holders() -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            crate::lab::proc_kib(&format!("/proc/{pid}/status"), "VmSwap").is_some_and(|k| k > 0)
+        })
+        .collect()
 }
 
 /// Run time of one program, from its fdinfo (non-zero only while

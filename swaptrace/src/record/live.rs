@@ -201,6 +201,8 @@ pub(super) fn attach(
     };
     let mut plans = probe::plan(facts);
     probe.attach(facts, &mut plans)?;
+    // After attaching: swap-outs since are marked by the probes.
+    probe.mark_swap_holders()?;
     let ring = probe.take_events()?;
     // SAFETY: the RingBuf owns its map fd for as long as the AsyncFd lives.
     let fd = unsafe { AsyncFd::register(ring) }.map_err(|e| RecordError::Io {
@@ -254,6 +256,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         .or(opts.spawn_cgroup.as_ref())
         .and_then(|d| cgroup_limit(d));
     let mut writer = TraceWriter::create(&opts.output, &head)?;
+    writer.set_level(crate::trace::RECORD_ZSTD_LEVEL);
     // Under its name from the start: a killed recording leaves its trace.
     writer.publish()?;
     let mut rec = Recorder::new(head.page_size);
@@ -398,6 +401,13 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
                 let what = format!("{} (folio gone at the tracepoint)", names::SWAP_OUT);
                 rec.lost_one(end, what, st.swap_out_gone, &mut out);
             }
+            if st.fault_untraced > 0 {
+                let what = format!(
+                    "{} (a process not known to hold swap entries)",
+                    names::SWAP_FAULT
+                );
+                rec.lost_one(end, what, st.fault_untraced, &mut out);
+            }
         }
         Err(e) => failure = failure.or(Some(e.into())),
     }
@@ -464,7 +474,7 @@ pub(super) fn signal(
 fn live_line(secs: f64, w: &TraceWriter, probe: &Probe) -> String {
     let lost: u64 = probe
         .stats()
-        .map(|s| s.lost.iter().sum::<u64>() + s.swap_out_gone)
+        .map(|s| s.lost.iter().sum::<u64>() + s.swap_out_gone + s.fault_untraced)
         .unwrap_or(0);
     format!(
         "{secs:.0}s  events {}  lost {lost}  bytes {}",

@@ -17,7 +17,7 @@ mod tests;
 pub use codec::{decode_records, encode_record};
 pub use file::{
     read_trace, read_trace_bytes, ChunkBody, ChunkInfo, Loaded, TraceWriter, CHUNK_RAW_MAX,
-    CHUNK_RECORDS_MAX, TRACE_MODE,
+    CHUNK_RECORDS_MAX, RECORD_ZSTD_LEVEL, TRACE_MODE,
 };
 pub use jsonl::{
     export_jsonl, export_jsonl_file, import_jsonl, ExportStats, ImportReport, JsonlError,
