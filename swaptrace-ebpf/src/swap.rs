@@ -16,7 +16,7 @@ use aya_ebpf::{
         bpf_probe_read_kernel,
     },
     macros::{map, raw_tracepoint, tracepoint},
-    maps::{Array, HashMap, PerCpuArray, RingBuf},
+    maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
     programs::{RawTracePointContext, TracePointContext},
 };
 use swaptrace_common::{flag, kind, read_kind, unseen, RawEvent};
@@ -96,6 +96,11 @@ pub(crate) fn owner_tgid(mm: u64) -> Option<u32> {
 pub(crate) fn task_tgid(task: u64) -> Option<u32> {
     read_u64(task, g(&K_TASK_TGID)).map(|v| v as u32)
 }
+
+/// MM_SWAPENTS of each address space at its last zap event (the
+/// percpu_counter's global part): a rise is no zap.
+#[map]
+static ZAP_LAST: LruHashMap<u64, i64> = LruHashMap::with_max_entries(16384, 0);
 
 /// Address spaces of selected tasks, so swap-outs (done by the reclaimer,
 /// often another task) can be filtered when a filter is set.
@@ -576,9 +581,26 @@ fn zap(mm: u64) {
     if !selected() {
         return;
     }
+    let left = read_u64(mm, g(&K_MM_SWAPENTS_COUNT));
+    if let Some(n) = left.map(|v| v as i64) {
+        // Not lower than the last one seen: a swap-out in the owner's
+        // context (MADV_PAGEOUT, a page at a time), not a free.
+        match ZAP_LAST.get_ptr_mut(mm) {
+            Some(p) => {
+                // SAFETY: this mm's value; a racing writer only repeats a zap.
+                let prev = unsafe { core::mem::replace(&mut *p, n) };
+                if n >= prev {
+                    return;
+                }
+            }
+            None => {
+                let _ = ZAP_LAST.insert(mm, n, 0);
+            }
+        }
+    }
     let mut ev = event(kind::ZAP, unsafe { bpf_ktime_get_ns() });
     ev.mm = mm;
-    ev.entry = read_u64(mm, g(&K_MM_SWAPENTS_COUNT)).unwrap_or(u64::MAX);
+    ev.entry = left.unwrap_or(u64::MAX);
     if exiting {
         ev.flags = flag::EXITING;
     }

@@ -647,6 +647,17 @@ fn faults_of_a_process_swapped_out_before_recording_are_recorded() {
         sum += unsafe { p.add(off).read_volatile() } as u64;
     }
     assert!(sum > 0);
+    // Dirtied and out again while recording: a rise of MM_SWAPENTS a page
+    // at a time in the owner's context, which is no zap.
+    for off in (0..bytes).step_by(page) {
+        // SAFETY: inside the mapping.
+        unsafe { p.add(off).write_volatile(2) };
+    }
+    // SAFETY: the mapping above.
+    assert_eq!(
+        unsafe { libc::madvise(p.cast(), bytes, libc::MADV_PAGEOUT) },
+        0
+    );
     // SAFETY: SIGINT ends the recording (it finalizes the trace).
     unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
     assert!(rec.wait().unwrap().success());
@@ -667,8 +678,24 @@ fn faults_of_a_process_swapped_out_before_recording_are_recorded() {
             _ => None,
         })
         .sum();
-    eprintln!("{swapped} pages swapped out before recording; {faults} swap-in faults recorded, {untraced} untraced");
+    let zaps = t
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::Zap { .. }))
+        .count();
+    let outs = t
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::SwapOut { .. }))
+        .count();
+    eprintln!("{swapped} pages swapped out before recording; {faults} swap-in faults recorded, {untraced} untraced; {outs} swap-outs, {zaps} zaps");
     assert_eq!(untraced, 0);
+    assert!(
+        outs as u64 >= swapped * 9 / 10,
+        "the second MADV_PAGEOUT: {outs}"
+    );
+    // The first sight of the address space's count is a zap record.
+    assert!(zaps <= 1, "MADV_PAGEOUT is no zap: {zaps}");
     assert!(
         faults >= swapped * 99 / 100 && faults <= (bytes / page) as u64,
         "{faults} faults recorded for {swapped} pages swapped out"

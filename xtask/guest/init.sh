@@ -301,15 +301,21 @@ sc_overhead() {
 	old_stats=$(cat $S 2>/dev/null)
 	echo 1 > $S || log "$SC: cannot enable bpf_stats"
 	swap_on vda
-	timeout $LIMIT swaptrace record --json -o faults.swt -- \
-		swaptrace workload --size 256M --pattern seq > faults.json 2> faults.stderr
-	note faults $?
-	timeout $LIMIT swaptrace record --json -o dd.swt -- \
-		dd if=/dev/zero of=/dev/null bs=1 count=200000 > dd.json 2> dd.stderr
-	note dd $?
-	timeout $LIMIT swaptrace record --json -o swap.swt -- \
-		in_cg swaptrace workload --size 256M --pattern shuffled-blocks:16 > swap.json 2> swap.stderr
-	note swap $?
+	# The kernel's best backends, then tracepoints only (as on a locked-down
+	# host) on the same jobs, for the same TCG's comparison.
+	for b in "" "-tp"; do
+		flag=""
+		[ -n "$b" ] && flag=--tracepoints
+		timeout $LIMIT swaptrace record --json $flag -o faults$b.swt -- \
+			swaptrace workload --size 256M --pattern seq > faults$b.json 2> faults$b.stderr
+		note faults$b $?
+		timeout $LIMIT swaptrace record --json $flag -o dd$b.swt -- \
+			dd if=/dev/zero of=/dev/null bs=1 count=200000 > dd$b.json 2> dd$b.stderr
+		note dd$b $?
+		timeout $LIMIT swaptrace record --json $flag -o swap$b.swt -- \
+			in_cg swaptrace workload --size 256M --pattern shuffled-blocks:16 > swap$b.json 2> swap$b.stderr
+		note swap$b $?
+	done
 	swap_off vda
 	[ -n "$old_stats" ] && echo "$old_stats" > $S
 }

@@ -28,6 +28,10 @@ pub struct Args {
     /// Use kprobes where fentry would do (to compare the backends).
     #[arg(long)]
     no_fentry: bool,
+    /// Tracepoints only, neither fentry nor kprobes, as on a locked-down
+    /// host (to compare the backends on one that allows them).
+    #[arg(long, conflicts_with = "no_fentry")]
+    tracepoints: bool,
     /// Print JSON instead of the tables.
     #[arg(long)]
     json: bool,
@@ -90,6 +94,7 @@ fn run_checked(a: Args) -> Result<()> {
         pid: a.pid,
         ring_bytes,
         no_fentry: a.no_fentry,
+        tracepoints_only: a.tracepoints,
         progress: !a.json,
         quiet: a.quiet,
         verbose: a.verbose,

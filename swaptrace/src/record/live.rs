@@ -46,6 +46,8 @@ pub struct RecordOptions {
     pub ring_bytes: Option<u32>,
     /// Use kprobes where fentry would do.
     pub no_fentry: bool,
+    /// Neither fentry nor kprobes: the tracepoint backend.
+    pub tracepoints_only: bool,
     /// Keep a live line (events, lost, bytes) on stderr when it is a terminal.
     pub progress: bool,
     /// Say nothing on stderr (no "recording …" line, no live line).
@@ -186,19 +188,32 @@ pub(super) struct Attached {
     pub sigterm: tokio::signal::unix::Signal,
 }
 
-/// Loads and attaches the probes (fentry tried unless `no_fentry`), takes
-/// the ring buffer and the signals. Within a tokio runtime.
+/// Which probes a recording may use besides tracepoints.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Exact {
+    All,
+    /// Kprobes where fentry would do (`--no-fentry`).
+    NoFentry,
+    /// Tracepoints only (`--tracepoints`).
+    None,
+}
+
+/// Loads and attaches the probes (fentry tried, kprobes used, as `exact`
+/// allows), takes the ring buffer and the signals. Within a tokio runtime.
 pub(super) fn attach(
     facts: &mut KernelFacts,
     cfg: &ProbeConfig,
-    no_fentry: bool,
+    exact: Exact,
 ) -> Result<Attached, RecordError> {
     let mut probe = Probe::load(facts, cfg)?;
-    facts.fentry = if no_fentry {
-        probe::Trial::Refused("disabled by --no-fentry".into())
-    } else {
-        probe.trial_fentry()
+    facts.fentry = match exact {
+        Exact::All => probe.trial_fentry(),
+        Exact::NoFentry => probe::Trial::Refused("disabled by --no-fentry".into()),
+        Exact::None => probe::Trial::Refused("disabled by --tracepoints".into()),
     };
+    if exact == Exact::None {
+        facts.kprobes = Err("disabled by --tracepoints".into());
+    }
     let mut plans = probe::plan(facts);
     probe.attach(facts, &mut plans)?;
     // After attaching: swap-outs since are marked by the probes.
@@ -248,7 +263,15 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         mut fd,
         mut sigint,
         mut sigterm,
-    } = attach(&mut facts, &cfg, opts.no_fentry)?;
+    } = attach(
+        &mut facts,
+        &cfg,
+        match (opts.tracepoints_only, opts.no_fentry) {
+            (true, _) => Exact::None,
+            (false, true) => Exact::NoFentry,
+            (false, false) => Exact::All,
+        },
+    )?;
     let mut head = header(&facts, probe::sources(&plans), target_text(opts));
     head.memory_limit_bytes = opts
         .cgroup

@@ -39,9 +39,6 @@ pub struct Recorder {
     /// (mm, virtual page) -> entry of its last recorded swap-out.
     slots: HashMap<(u32, u64), SwapEntry>,
     page_shift: u32,
-    /// MM_SWAPENTS last seen by a zap event, per kernel mm: a rise is a
-    /// swap-out in the owner's context (MADV_PAGEOUT), not a free.
-    swapents: HashMap<u64, i64>,
     /// (mm, VMA start) -> its end, as last recorded.
     vmas: HashMap<(u32, u64), u64>,
     /// Kernel mm -> the mm it was forked from, and back.
@@ -276,13 +273,9 @@ impl Recorder {
                 })
             }
             kind::ZAP => {
+                // The probe sends only drops of MM_SWAPENTS (a rise is a
+                // swap-out in the owner's context, MADV_PAGEOUT).
                 let left = (ev.entry != u64::MAX).then_some(ev.entry as i64);
-                if let Some(n) = left {
-                    let prev = self.swapents.insert(ev.mm, n);
-                    if prev.is_some_and(|p| n >= p) {
-                        return;
-                    }
-                }
                 let mm = self.mm(ev.mm, 0, out);
                 Some(Record::Zap {
                     ts,

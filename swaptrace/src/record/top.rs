@@ -239,7 +239,7 @@ async fn top_async(opts: &TopOptions, mut show: impl FnMut(&Interval)) -> Result
         mut sigint,
         mut sigterm,
         ..
-    } = attach(&mut facts, &cfg, false)?;
+    } = attach(&mut facts, &cfg, super::live::Exact::All)?;
     let mut rec = Recorder::new(probe::page_size());
     let mut out = Vec::with_capacity(4096);
     let mut tick =

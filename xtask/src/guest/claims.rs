@@ -603,8 +603,18 @@ fn vmstat_comparison(v: &mut Verdict, out: &Path) {
 /// with their eBPF time per call and per recorded event (bpf_stats; TCG
 /// inflates the times, so compare programs and kernels, not hosts).
 fn overhead(v: &mut Verdict, out: &Path) {
-    v.note("eBPF time per job (record system-wide, bpf_stats; faults and dd never swap):");
-    for job in ["faults", "dd", "swap"] {
+    for (backends, suffix) in [("the kernel's best", ""), ("tracepoints only", "-tp")] {
+        v.note(format!(
+            "eBPF time per job, {backends} (record system-wide, bpf_stats; faults and dd never swap):"
+        ));
+        for job in ["faults", "dd", "swap"] {
+            overhead_job(v, out, &format!("{job}{suffix}"));
+        }
+    }
+}
+
+fn overhead_job(v: &mut Verdict, out: &Path, job: &str) {
+    {
         let path = out.join("overhead").join(format!("{job}.json"));
         let recorded = std::fs::read_to_string(&path)
             .ok()
@@ -617,7 +627,7 @@ fn overhead(v: &mut Verdict, out: &Path) {
                 format!("overhead/{job}.json: bpf_stats"),
                 "missing, or not record --json output",
             );
-            continue;
+            return;
         };
         let ran: Vec<(&str, u64, u64)> = stats
             .iter()
@@ -628,8 +638,11 @@ fn overhead(v: &mut Verdict, out: &Path) {
             })
             .collect();
         let total: u64 = ran.iter().map(|r| r.2).sum();
+        // Per event only where the job swaps (the others record a task or two).
         let per_event = match records {
-            Some(n) if n > 0 => format!(", {:.0} ns per recorded event", total as f64 / n as f64),
+            Some(n) if n > 0 && job.starts_with("swap") => {
+                format!(", {:.0} ns per recorded event", total as f64 / n as f64)
+            }
             _ => String::new(),
         };
         v.note(format!(

@@ -21,7 +21,14 @@ fn expected(scenario: &str) -> &'static [&'static str] {
         "fentry" => &["fentry.swt"],
         "kprobe" => &["kprobe.swt"],
         "both" => &["fentry.swt", "kprobe.swt"],
-        "overhead" => &["faults.json", "dd.json", "swap.json"],
+        "overhead" => &[
+            "faults.json",
+            "dd.json",
+            "swap.json",
+            "faults-tp.json",
+            "dd-tp.json",
+            "swap-tp.json",
+        ],
         _ => &[],
     }
 }

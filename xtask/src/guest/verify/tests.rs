@@ -120,6 +120,10 @@ fn overhead_lists_the_programs_that_ran() {
     assert!(!text.contains("    do_swap_page"), "{text}");
     let dd = check(&v, "overhead/dd.json: bpf_stats").expect("dd check");
     assert!(!dd.ok, "{dd}");
+    // The same jobs under tracepoints only are read too.
+    assert!(text.contains("tracepoints only"), "{text}");
+    let tp = check(&v, "overhead/faults-tp.json: bpf_stats").expect("tp check");
+    assert!(!tp.ok, "{tp}");
 }
 
 #[test]
