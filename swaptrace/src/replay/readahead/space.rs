@@ -348,12 +348,38 @@ impl SlotTable {
 pub(super) const PMD_PAGES: u64 = 512;
 
 /// The last swap entry of each page, per address space, in PMD-sized
-/// leaves (the window's neighbours share a leaf). 0 = none. The PTE holds
-/// the entry while the slot is still the page's and not mapped
+/// leaves (the window's neighbours share a leaf). The PTE holds the entry
+/// while the slot is still the page's and not mapped
 /// ([`SwapView::swapped_at`]), so faults and reclaim need not touch it.
+/// A leaf holds 4 bytes a page ([`Pte`]); an entry that does not fit (an
+/// offset of 2^27 or more: swap beyond 512 GiB) is kept beside the leaves.
 #[derive(Default)]
 pub(super) struct PageTable {
-    leaves: HashMap<u64, Box<[u64; PMD_PAGES as usize]>, BuildHasherDefault<MixHasher>>,
+    leaves: HashMap<u64, Box<[u32; PMD_PAGES as usize]>, BuildHasherDefault<MixHasher>>,
+    /// By leaf key and index in the leaf.
+    wide: HashMap<(u64, u32), SwapEntry, BuildHasherDefault<MixHasher>>,
+}
+
+/// A page's entry in a leaf: 0 none, [`Pte::WIDE`] kept in `wide`, else
+/// `(dev << 27 | offset) + 1`.
+struct Pte;
+
+impl Pte {
+    const OFFSET_BITS: u32 = 27;
+    const WIDE: u32 = u32::MAX;
+
+    fn pack(e: SwapEntry) -> Option<u32> {
+        let v = (e.dev as u64) << Self::OFFSET_BITS | e.offset;
+        (e.offset < 1 << Self::OFFSET_BITS && v + 1 < Self::WIDE as u64).then_some(v as u32 + 1)
+    }
+
+    fn unpack(v: u32) -> Option<SwapEntry> {
+        let v = v.checked_sub(1)?;
+        Some(SwapEntry {
+            dev: (v >> Self::OFFSET_BITS) as u8,
+            offset: (v & ((1 << Self::OFFSET_BITS) - 1)) as u64,
+        })
+    }
 }
 
 /// Leaf key: address space and PMD index (user addresses have < 2^36 PMDs).
@@ -410,20 +436,38 @@ impl PageTable {
         }
     }
 
+    /// The entry a leaf's value stands for (page `i` of leaf `key`).
+    fn entry(&self, v: u32, key: u64, i: u32) -> Option<SwapEntry> {
+        match v {
+            Pte::WIDE => self.wide.get(&(key, i)).copied(),
+            v => Pte::unpack(v),
+        }
+    }
+
     pub(super) fn get(&self, &(mm, vpage): &(u32, u64)) -> Option<SwapEntry> {
-        let leaf = self.leaves.get(&leaf_key(mm, vpage))?;
-        unpack(leaf[(vpage % PMD_PAGES) as usize])
+        let key = leaf_key(mm, vpage);
+        let i = (vpage % PMD_PAGES) as u32;
+        let leaf = self.leaves.get(&key)?;
+        self.entry(leaf[i as usize], key, i)
     }
 
     pub(super) fn insert(&mut self, (mm, vpage): (u32, u64), e: SwapEntry) -> Option<SwapEntry> {
+        let key = leaf_key(mm, vpage);
+        let i = (vpage % PMD_PAGES) as u32;
         let leaf = self
             .leaves
-            .entry(leaf_key(mm, vpage))
+            .entry(key)
             .or_insert_with(|| Box::new([0; PMD_PAGES as usize]));
-        unpack(std::mem::replace(
-            &mut leaf[(vpage % PMD_PAGES) as usize],
-            pack(e),
-        ))
+        let v = Pte::pack(e).unwrap_or(Pte::WIDE);
+        let old = std::mem::replace(&mut leaf[i as usize], v);
+        let old = match old {
+            Pte::WIDE => self.wide.remove(&(key, i)),
+            old => Pte::unpack(old),
+        };
+        if v == Pte::WIDE {
+            self.wide.insert((key, i), e);
+        }
+        old
     }
 
     /// The keys of all leaves, sorted: by address space, then address.
@@ -436,12 +480,17 @@ impl PageTable {
     /// Page `i` of leaf `key` ([`leaf_start`]): None without such a leaf.
     pub(super) fn leaf_entry(&self, key: u64, i: u64) -> Option<Option<SwapEntry>> {
         let leaf = self.leaves.get(&key)?;
-        Some(unpack(leaf[i as usize]))
+        Some(self.entry(leaf[i as usize], key, i as u32))
     }
 
     pub(super) fn remove(&mut self, &(mm, vpage): &(u32, u64)) -> Option<SwapEntry> {
-        let leaf = self.leaves.get_mut(&leaf_key(mm, vpage))?;
-        unpack(std::mem::take(&mut leaf[(vpage % PMD_PAGES) as usize]))
+        let key = leaf_key(mm, vpage);
+        let i = (vpage % PMD_PAGES) as u32;
+        let leaf = self.leaves.get_mut(&key)?;
+        match std::mem::take(&mut leaf[i as usize]) {
+            Pte::WIDE => self.wide.remove(&(key, i)),
+            v => Pte::unpack(v),
+        }
     }
 }
 
@@ -489,6 +538,63 @@ fn prefetch<T>(r: &T) {
 #[cfg(test)]
 mod packing {
     use super::*;
+
+    #[test]
+    fn a_page_table_keeps_every_entry_narrow_or_wide() {
+        let mut t = PageTable::default();
+        // (entry, fits a leaf's 4 bytes)
+        let entries = [
+            (SwapEntry { dev: 0, offset: 0 }, true),
+            (
+                SwapEntry {
+                    dev: 31,
+                    offset: (1 << 27) - 3,
+                },
+                true,
+            ),
+            // The value reserved for "wide", and everything from 2^27 on.
+            (
+                SwapEntry {
+                    dev: 31,
+                    offset: (1 << 27) - 2,
+                },
+                false,
+            ),
+            (
+                SwapEntry {
+                    dev: 0,
+                    offset: 1 << 27,
+                },
+                false,
+            ),
+            (
+                SwapEntry {
+                    dev: 3,
+                    offset: (1 << 58) - 1,
+                },
+                false,
+            ),
+        ];
+        for (i, &(e, narrow)) in entries.iter().enumerate() {
+            assert_eq!(Pte::pack(e).is_some(), narrow, "{e:?}");
+            let page = (7, 1000 + i as u64);
+            assert_eq!(t.insert(page, e), None);
+            assert_eq!(t.get(&page), Some(e));
+            let key = leaf_key(page.0, page.1);
+            assert_eq!(t.leaf_entry(key, page.1 % PMD_PAGES), Some(Some(e)));
+        }
+        assert_eq!(t.wide.len(), 3);
+        // Replacing narrow by wide and back returns the old entry.
+        let page = (7, 1000);
+        assert_eq!(t.insert(page, entries[4].0), Some(entries[0].0));
+        assert_eq!(t.insert(page, entries[1].0), Some(entries[4].0));
+        assert_eq!(t.wide.len(), 3);
+        for (i, &(e, _)) in entries.iter().enumerate().skip(1) {
+            assert_eq!(t.remove(&(7, 1000 + i as u64)), Some(e));
+        }
+        assert!(t.wide.is_empty());
+        assert_eq!(t.get(&(7, 1001)), None);
+    }
 
     #[test]
     fn a_slot_reads_back_as_it_was_stored() {
