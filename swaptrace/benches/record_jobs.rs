@@ -121,20 +121,9 @@ fn run_job(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The event rate a recorder must keep up with: in each of two processes
-/// (one per core here), `bytes` of zero-filled pages pushed out with
-/// MADV_PAGEOUT (swap-outs without I/O, SWPOUT_ZERO) and read back
-/// (swap-in faults, SWPIN_ZERO), `rounds` times: two events per page and
-/// round, at memory speed.
-fn burst(bytes: usize, rounds: u32) -> Result<(), String> {
-    let page = 4096;
-    // SAFETY: fork in a single-threaded bench process; the child only
-    // touches its own copy and exits.
-    let child = unsafe { libc::fork() };
-    if child < 0 {
-        return Err("fork failed".into());
-    }
-    // SAFETY: a fresh private anonymous mapping, unmapped below.
+/// A private anonymous mapping of `bytes` (the caller unmaps it).
+fn anon_map(bytes: usize) -> Result<*mut libc::c_void, String> {
+    // SAFETY: a fresh private anonymous mapping, nothing else touched.
     let p = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
@@ -148,6 +137,23 @@ fn burst(bytes: usize, rounds: u32) -> Result<(), String> {
     if p == libc::MAP_FAILED {
         return Err("mmap failed".into());
     }
+    Ok(p)
+}
+
+/// The event rate a recorder must keep up with: in each of two processes
+/// (one per core here), `bytes` of zero-filled pages pushed out with
+/// MADV_PAGEOUT (swap-outs without I/O, SWPOUT_ZERO) and read back
+/// (swap-in faults, SWPIN_ZERO), `rounds` times: two events per page and
+/// round, at memory speed.
+fn burst(bytes: usize, rounds: u32) -> Result<(), String> {
+    let page = 4096;
+    // SAFETY: fork in a single-threaded bench process; the child only
+    // touches its own copy and exits.
+    let child = unsafe { libc::fork() };
+    if child < 0 {
+        return Err("fork failed".into());
+    }
+    let p = anon_map(bytes)?;
     let mut sum = 0u64;
     for _ in 0..rounds {
         for off in (0..bytes).step_by(page) {
@@ -180,20 +186,7 @@ fn burst(bytes: usize, rounds: u32) -> Result<(), String> {
 fn touch_rounds(bytes: usize, rounds: u32) -> Result<(), String> {
     let page = 4096;
     for _ in 0..rounds {
-        // SAFETY: a fresh private anonymous mapping, unmapped below.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                bytes,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err("mmap failed".into());
-        }
+        let p = anon_map(bytes)?;
         for off in (0..bytes).step_by(page) {
             // SAFETY: inside the mapping.
             unsafe { std::ptr::write_volatile((p as *mut u8).add(off), 1) };
