@@ -811,3 +811,21 @@ fn lab_fidelity_from_kept_traces_scores_as_replay_does() {
     let (code, _, err) = run(&["lab", "fidelity", "--from", d, "--runs", "2"]);
     assert_eq!(code, 2, "--from records nothing: {err}");
 }
+
+/// `export -o -` writes to standard output, as without -o, and leaves no
+/// file named "-".
+#[test]
+fn export_to_dash_is_standard_output() {
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sample.swt");
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new(EXE)
+        .args(["export", sample, "-o", "-"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (_, plain, _) = run(&["export", sample]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), plain);
+    assert!(plain.lines().count() > 100);
+    assert!(!dir.path().join("-").exists());
+}

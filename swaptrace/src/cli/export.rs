@@ -17,7 +17,7 @@ pub struct Args {
     /// recording host's, else the trace's file name without .swt).
     #[arg(long)]
     host: Option<String>,
-    /// Output file (default: standard output).
+    /// Output file (default, or `-`: standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
     /// Replace an existing output file.
@@ -25,7 +25,9 @@ pub struct Args {
     force: bool,
 }
 
-pub fn run(a: Args) -> Result<()> {
+pub fn run(mut a: Args) -> Result<()> {
+    // `-o -` is standard output, as for most tools (not a file named "-").
+    a.output = a.output.filter(|p| p.as_os_str() != "-");
     if a.format == "parquet" {
         return parquet(a);
     }
