@@ -147,7 +147,7 @@ const FAULT_TPS: &[Req] = &[
     Req::Built(true),
 ];
 
-use super::table_exact::{FREE_RANGE, SWAP_CACHE_HIT_618, ZSWAP_WB_CB};
+use super::table_exact::{FREE_RANGE, SWAPOFF_EXACT, SWAP_CACHE_HIT_618, ZSWAP_WB_CB};
 use ProgKind::{Fentry, Fexit, Kprobe, Kretprobe, RawTracepoint};
 
 /// The tracepoint-derived fault machinery, shared by several metrics.
@@ -757,46 +757,8 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
     },
     // swapoff: the syscall functions, never a syscall tracepoint (any one
     // of them puts every system call of the host on the slow path).
-    AttachPoint {
-        metric: "swapoff",
-        backend: Backend::Fentry,
-        attach: "fentry/fexit __x64_sys_swap{on,off}",
-        requires: &[
-            Req::BtfFunc("__x64_sys_swapoff"),
-            Req::BtfFunc("__x64_sys_swapon"),
-            Req::FentryAllowed,
-            Req::Built(true),
-        ],
-        progs: &[
-            p("swapoff_fentry", Fentry, "__x64_sys_swapoff"),
-            p("swapoff_fexit", Fexit, "__x64_sys_swapoff"),
-            p("swapon_fentry", Fentry, "__x64_sys_swapon"),
-            p("swapon_fexit", Fexit, "__x64_sys_swapon"),
-        ],
-        note: "",
-        seen: None,
-        silences: &[],
-    },
-    AttachPoint {
-        metric: "swapoff",
-        backend: Backend::Kprobe,
-        attach: "kprobe/kretprobe __x64_sys_swap{on,off}",
-        requires: &[
-            Req::Kallsyms("__x64_sys_swapoff"),
-            Req::Kallsyms("__x64_sys_swapon"),
-            Req::KprobesBuilt,
-            Req::Built(true),
-        ],
-        progs: &[
-            p("swapoff_kprobe", Kprobe, "__x64_sys_swapoff"),
-            p("swapoff_kretprobe", Kretprobe, "__x64_sys_swapoff"),
-            p("swapon_kprobe", Kprobe, "__x64_sys_swapon"),
-            p("swapon_kretprobe", Kretprobe, "__x64_sys_swapon"),
-        ],
-        note: "",
-        seen: None,
-        silences: &[],
-    },
+    SWAPOFF_EXACT[0],
+    SWAPOFF_EXACT[1],
     AttachPoint {
         metric: "swapoff",
         backend: Backend::Procfs,

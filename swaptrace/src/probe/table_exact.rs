@@ -2,7 +2,8 @@
 //! later: the swap-cache hit of `swap_update_readahead()` (6.18+) and the
 //! per-cluster frees (`swap_entries_free()` 6.15-6.18,
 //! `__swap_cluster_free_entries()` 7.x), and zswap writeback where
-//! `zswap_writeback_entry()` is inlined (6.18+).
+//! `zswap_writeback_entry()` is inlined (6.18+); and swapon/swapoff from
+//! their system call functions.
 
 use super::table::{p, AttachPoint, Backend, Req};
 use super::ProgKind::{Fentry, Fexit, Kprobe, Kretprobe};
@@ -165,6 +166,52 @@ pub const ZSWAP_WB_CB: [AttachPoint; 2] = [
         note: "LRU_REMOVED_RETRY returned: one page written back (zswap_writeback_entry() inlined)",
         seen: None,
         silences: &[K_EV_ZSWPWB],
+    },
+];
+
+/// `__x64_sys_swap{on,off}` entry and return: swapon/swapoff brackets
+/// without a syscall tracepoint (any one of them puts every system call of
+/// the host on the tracing slow path).
+pub const SWAPOFF_EXACT: [AttachPoint; 2] = [
+    AttachPoint {
+        metric: "swapoff",
+        backend: Backend::Fentry,
+        attach: "fentry/fexit __x64_sys_swap{on,off}",
+        requires: &[
+            Req::BtfFunc("__x64_sys_swapoff"),
+            Req::BtfFunc("__x64_sys_swapon"),
+            Req::FentryAllowed,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("swapoff_fentry", Fentry, "__x64_sys_swapoff"),
+            p("swapoff_fexit", Fexit, "__x64_sys_swapoff"),
+            p("swapon_fentry", Fentry, "__x64_sys_swapon"),
+            p("swapon_fexit", Fexit, "__x64_sys_swapon"),
+        ],
+        note: "",
+        seen: Some(("6.1", "7.3")),
+        silences: &[],
+    },
+    AttachPoint {
+        metric: "swapoff",
+        backend: Backend::Kprobe,
+        attach: "kprobe/kretprobe __x64_sys_swap{on,off}",
+        requires: &[
+            Req::Kallsyms("__x64_sys_swapoff"),
+            Req::Kallsyms("__x64_sys_swapon"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[
+            p("swapoff_kprobe", Kprobe, "__x64_sys_swapoff"),
+            p("swapoff_kretprobe", Kretprobe, "__x64_sys_swapoff"),
+            p("swapon_kprobe", Kprobe, "__x64_sys_swapon"),
+            p("swapon_kretprobe", Kretprobe, "__x64_sys_swapon"),
+        ],
+        note: "attached in every guest; the swapoff scenario itself runs under fentry",
+        seen: Some(("6.1", "7.3")),
+        silences: &[],
     },
 ];
 
