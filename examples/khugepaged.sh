@@ -8,6 +8,7 @@
 # same cgroup (memory pressure). Each run is recorded, its footprint
 # (smaps_rollup) sampled, and replayed through the swap-in gating policies.
 #   sudo examples/khugepaged.sh [OUTDIR] [SECONDS]
+# MAX_PTES_SWAP=N sets khugepaged/max_ptes_swap for the runs (restored after).
 . "$(dirname "$0")/lib.sh"
 need_root
 OUT=${1:-khugepaged}
@@ -18,6 +19,7 @@ knob_set $K/enabled madvise
 knob_set $K/khugepaged/scan_sleep_millisecs 100
 knob_set $K/khugepaged/alloc_sleep_millisecs 100
 knob_set $K/khugepaged/pages_to_scan 16384
+[ -n "${MAX_PTES_SWAP:-}" ] && knob_set $K/khugepaged/max_ptes_swap "$MAX_PTES_SWAP"
 swap_on 1G
 cgroup_make $((384 << 20))
 for run in calm pressure; do

@@ -99,22 +99,39 @@ pub fn khp_text(live: &KhpLive, metrics: &[KhpMetrics]) -> String {
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
-        "POLICY", "R_LIMIT", "R_REFD", "R_STALL", "BLOCKED", "TRUNC", "HUGE_MIB"
+        "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>10}",
+        "POLICY", "R_LIMIT", "R_REFD", "R_STALL", "BLOCKED", "TRUNC", "SWAPIN_FAIL", "HUGE_MIB"
     );
     for m in metrics {
         let _ = writeln!(
             s,
-            "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>10}",
+            "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>10}",
             m.policy,
             m.refused_limit,
             m.refused_referenced,
             m.refused_pressure,
             m.blocked,
             m.truncated_swapins,
+            m.failed_after_swapin,
             m.huge_bytes >> 20
         );
     }
+    let _ = writeln!(
+        s,
+        "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>10}",
+        "kernel",
+        "-",
+        "-",
+        "-",
+        "-",
+        "-",
+        k.failed_after_swapin,
+        live.huge_bytes >> 20
+    );
+    let _ = writeln!(
+        s,
+        "SWAPIN_FAIL: swap-ins after which the collapse failed (the kernel comes back to the PMD)"
+    );
     if !live.notes.is_empty() {
         let _ = writeln!(s);
         for n in &live.notes {

@@ -40,6 +40,10 @@ pub enum ScanClass {
     Succeeded,
     ExceedSwap,
     LackReferenced,
+    /// The kernel swapped pages in for this scan (`__collapse_huge_page_swapin()`)
+    /// and then the collapse failed (page_locked, not_suitable_page_count…
+    /// from `__collapse_huge_page_isolate()`, or the swap-in itself).
+    SwapinFailed,
     /// A failure unrelated to swap (exceed_none_pte, pmd_null, vma checks…).
     Other,
 }
@@ -69,6 +73,9 @@ pub struct KhpScan {
     pub unmapped: u32,
     pub status: i32,
     pub class: ScanClass,
+    /// Pages of the kernel's swap-in for this scan (the same task's
+    /// `mm_collapse_huge_page_swapin` since its previous scan), if any.
+    pub swapped_in: Option<u32>,
 }
 
 /// A reclaim begin: direct (`memcg == false`) or memcg-limit.
@@ -101,6 +108,8 @@ pub struct KhpKernel {
     /// `mm_collapse_huge_page` records.
     pub collapse_records: u64,
     pub collapses_succeeded: u64,
+    /// Scans whose swap-in was followed by a failed collapse.
+    pub failed_after_swapin: u64,
 }
 
 /// A trace's khugepaged scans and pressure signal.
@@ -186,6 +195,7 @@ impl KhpInput {
         let succeeded = |status: i32| class_of(status) == ScanClass::Succeeded;
 
         let mut scans = Vec::new();
+        let mut swapins = Vec::new();
         let mut stalls = Vec::new();
         let mut kernel = KhpKernel::default();
         let mut t_min = u64::MAX;
@@ -210,6 +220,7 @@ impl KhpInput {
                         unmapped: *unmapped,
                         status: *status,
                         class: class_of(*status),
+                        swapped_in: None,
                     });
                 }
                 Record::Reclaim {
@@ -224,8 +235,14 @@ impl KhpInput {
                         memcg: *memcg,
                     });
                 }
-                Record::KhugepagedSwapin { ts, swapped_in, .. } => {
+                Record::KhugepagedSwapin {
+                    ts,
+                    tid,
+                    swapped_in,
+                    ..
+                } => {
                     t_min = t_min.min(*ts);
+                    swapins.push((*ts, *tid, *swapped_in));
                     kernel.swapin_records += 1;
                     if *swapped_in > 0 {
                         kernel.swapins += 1;
@@ -256,6 +273,7 @@ impl KhpInput {
         scans.sort_by_key(|s| s.ts);
         stalls.sort_by_key(|s| s.ts);
         kernel.swapin_events.sort_by_key(|e| e.0);
+        kernel.failed_after_swapin = match_swapins(&mut scans, swapins);
         let mut input = KhpInput {
             scans,
             stalls,
@@ -324,6 +342,29 @@ impl KhpInput {
         t.dedup();
         t.len()
     }
+}
+
+/// Gives each scan the swap-in its task recorded since its previous scan:
+/// `mm_collapse_huge_page_swapin` fires inside `collapse_huge_page()`,
+/// before the scan's own tracepoint. A scan that swapped in and did not
+/// collapse becomes [`ScanClass::SwapinFailed`]; returns how many did.
+fn match_swapins(scans: &mut [KhpScan], mut swapins: Vec<(u64, u32, u32)>) -> u64 {
+    swapins.sort_by_key(|e| e.0);
+    let mut pending: HashMap<u32, u32> = HashMap::new();
+    let mut next = swapins.into_iter().peekable();
+    let mut failed = 0;
+    for s in scans.iter_mut() {
+        while let Some((_, tid, pages)) = next.next_if(|e| e.0 <= s.ts) {
+            *pending.entry(tid).or_default() += pages;
+        }
+        s.swapped_in = pending.remove(&s.tid);
+        if s.swapped_in.is_some() && matches!(s.class, ScanClass::LackReferenced | ScanClass::Other)
+        {
+            s.class = ScanClass::SwapinFailed;
+            failed += 1;
+        }
+    }
+    failed
 }
 
 /// Whether a stall lies in `(a, b]`.

@@ -28,7 +28,14 @@
 //! - the kernel stops scanning at the first PTE over a limit: for
 //!   `exceed_swap_pte` scans the counts are lower bounds and the checks past
 //!   that PTE are taken as passed (`truncated_swapins` counts such swap-ins);
-//! - a status other than succeeded, exceed_swap_pte and lack_referenced_page
+//! - a scan whose task recorded a swap-in since its previous scan swapped
+//!   in for it; if its status is then a failure (page_locked… from
+//!   `__collapse_huge_page_isolate()`), a policy that swaps in reads the
+//!   same pages and collapses nothing (`failed_after_swapin`). The kernel
+//!   comes back to that PMD; its later scans are replayed as recorded;
+//! - a policy's swap-in reads the pages the kernel's did when it swapped
+//!   in for that scan, else the scan's `unmapped`;
+//! - any other status than succeeded, exceed_swap_pte and lack_referenced_page
 //!   (no_referenced_page before 4.8) is a failure unrelated to swap: no
 //!   policy collapses that PMD;
 //! - every policy needs a young PTE (the scan's `if (referenced)`, since
@@ -372,6 +379,8 @@ pub struct KhpMetrics {
     pub pages_under_pressure: u64,
     /// Swap-ins of scans the kernel stopped at exceed_swap_pte (lower bounds).
     pub truncated_swapins: u64,
+    /// Swap-ins whose collapse then failed, as the kernel's did.
+    pub failed_after_swapin: u64,
     pub collapses: u64,
     pub huge_bytes: u64,
     pub io_ms: f64,
@@ -436,14 +445,20 @@ fn replay_one(
             m.refused_pressure += 1;
             continue;
         }
-        m.swapins += 1;
-        m.pages_in += s.unmapped as u64;
-        if stall_in(stalls, s.ts.saturating_sub(w), s.ts) {
+        // The kernel counts a swap-in that read nothing as none.
+        let pages = s.swapped_in.unwrap_or(s.unmapped);
+        m.swapins += u64::from(pages > 0);
+        m.pages_in += pages as u64;
+        if pages > 0 && stall_in(stalls, s.ts.saturating_sub(w), s.ts) {
             m.swapins_under_pressure += 1;
-            m.pages_under_pressure += s.unmapped as u64;
+            m.pages_under_pressure += pages as u64;
         }
         m.truncated_swapins += (s.class == ScanClass::ExceedSwap) as u64;
-        m.collapses += 1;
+        if s.class == ScanClass::SwapinFailed {
+            m.failed_after_swapin += 1;
+        } else {
+            m.collapses += 1;
+        }
     }
     m.huge_bytes = m.collapses.saturating_mul(HPAGE_PMD_BYTES);
     m.io_ms = p.io_ms(m.swapins, m.pages_in);

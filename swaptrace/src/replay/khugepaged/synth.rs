@@ -11,6 +11,7 @@ pub(super) const ST_SUCCEEDED: i32 = 1;
 pub(super) const ST_EXCEED_NONE: i32 = 5;
 pub(super) const ST_EXCEED_SWAP: i32 = 6;
 pub(super) const ST_LACK_REFERENCED: i32 = 11;
+pub(super) const ST_PAGE_LOCKED: i32 = 16;
 
 /// A synthetic khugepaged run: alternating phases (the first without
 /// pressure) of passes of PMD scans, each pass followed by a sleep.
@@ -33,6 +34,10 @@ pub(crate) struct KhpSynth {
     /// Stalls are memcg-limit reclaim rather than direct.
     pub(crate) memcg: bool,
     pub(crate) max_ptes_swap: u32,
+    /// One in N collapses with swap PTEs swaps in, then fails page_locked
+    /// in `__collapse_huge_page_isolate()`; as many scans fail page_locked
+    /// before any swap-in (0: none).
+    pub(crate) locked_one_in: u64,
     pub(crate) seed: u64,
 }
 
@@ -48,6 +53,7 @@ impl Default for KhpSynth {
             stall_period_us: 0,
             memcg: false,
             max_ptes_swap: DEFAULT_MAX_PTES_SWAP,
+            locked_one_in: 0,
             seed: 1,
         }
     }
@@ -133,8 +139,11 @@ pub(crate) fn synth_khugepaged(s: &KhpSynth) -> Vec<Record> {
                 };
                 let none_or_zero = rng.below(32) as u32;
                 // hpage_collapse_scan_pmd() of 6.18.
+                let locked = s.locked_one_in > 0 && rng.below(s.locked_one_in) == 0;
                 let (unmapped, status) = if rng.below(16) == 0 {
                     (want.min(limit), ST_EXCEED_NONE)
+                } else if locked && rng.below(2) == 0 {
+                    (want.min(limit), ST_PAGE_LOCKED)
                 } else if want > limit {
                     (limit + 1, ST_EXCEED_SWAP)
                 } else if referenced == 0 || (want > 0 && referenced < HPAGE_PMD_NR / 2) {
@@ -142,6 +151,8 @@ pub(crate) fn synth_khugepaged(s: &KhpSynth) -> Vec<Record> {
                 } else {
                     (want, ST_SUCCEEDED)
                 };
+                // collapse_huge_page(): swap in, then isolate.
+                let mut status = status;
                 if status == ST_SUCCEEDED {
                     if unmapped > 0 {
                         out.push(Record::KhugepagedSwapin {
@@ -152,13 +163,16 @@ pub(crate) fn synth_khugepaged(s: &KhpSynth) -> Vec<Record> {
                             referenced,
                             ret: ST_SUCCEEDED,
                         });
+                        if locked {
+                            status = ST_PAGE_LOCKED;
+                        }
                     }
                     out.push(Record::Collapse {
                         ts: t.saturating_sub(1000),
                         tid,
                         mm,
-                        isolated: true,
-                        status: ST_SUCCEEDED,
+                        isolated: status == ST_SUCCEEDED,
+                        status,
                     });
                 }
                 out.push(Record::KhugepagedScan {

@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use super::synth::{ST_LACK_REFERENCED, ST_SUCCEEDED};
+use super::synth::{ST_LACK_REFERENCED, ST_PAGE_LOCKED, ST_SUCCEEDED};
 use super::*;
 use crate::trace::{Header, Record};
 
@@ -103,6 +103,75 @@ fn referenced_half_refuses_few_young_ptes() {
     assert_eq!(m[0].swapins, inp.kernel.swapins);
     assert_eq!(m[0].pages_in, inp.kernel.swapin_pages);
     assert_eq!(m[0].collapses, inp.kernel.collapses_succeeded);
+}
+
+#[test]
+fn a_swap_in_whose_collapse_fails_is_a_swap_in_without_a_collapse() {
+    let s = KhpSynth {
+        locked_one_in: 3,
+        phases: 6,
+        ..KhpSynth::default()
+    };
+    let inp = input(&s);
+    let failed = inp
+        .scans
+        .iter()
+        .filter(|x| x.class == ScanClass::SwapinFailed)
+        .count() as u64;
+    let locked_before = inp
+        .scans
+        .iter()
+        .filter(|x| x.status == ST_PAGE_LOCKED && x.swapped_in.is_none())
+        .count();
+    assert!(failed > 3 && locked_before > 3, "{failed} {locked_before}");
+    assert_eq!(inp.kernel.failed_after_swapin, failed);
+    let m = run(
+        &inp,
+        &["referenced-half", "max-ptes-swap:0", "always"],
+        &[],
+    );
+    // The kernel's own policy: every swap-in, the failed ones too.
+    assert_eq!(m[0].swapins, inp.kernel.swapins);
+    assert_eq!(m[0].pages_in, inp.kernel.swapin_pages);
+    assert_eq!(m[0].collapses, inp.kernel.collapses_succeeded);
+    assert_eq!(m[0].failed_after_swapin, failed);
+    // No swap-in: nothing fails after one, and no swap PTE collapses.
+    assert_eq!((m[1].swapins, m[1].failed_after_swapin), (0, 0));
+    assert!(m[1].collapses < m[0].collapses);
+    // A looser policy swaps in at least as much and fails as often.
+    assert!(m[2].swapins > m[0].swapins);
+    assert_eq!(m[2].failed_after_swapin, failed);
+    // A scan that failed page_locked before any swap-in reads nothing.
+    let recs = [
+        scan(10, 300, 10, ST_PAGE_LOCKED),
+        Record::KhugepagedSwapin {
+            ts: 15,
+            tid: 5,
+            mm: 1,
+            swapped_in: 7,
+            referenced: 300,
+            ret: 0,
+        },
+        scan(20, 300, 10, ST_PAGE_LOCKED),
+        // Another task's swap-in is not this scan's.
+        Record::KhugepagedSwapin {
+            ts: 25,
+            tid: 6,
+            mm: 1,
+            swapped_in: 4,
+            referenced: 300,
+            ret: 0,
+        },
+        scan(30, 300, 3, ST_SUCCEEDED),
+    ];
+    let inp = KhpInput::from_records(&recs, &Header::default()).expect("scans");
+    let classes: Vec<_> = inp.scans.iter().map(|x| x.class).collect();
+    assert_eq!(
+        classes,
+        [ScanClass::Other, ScanClass::SwapinFailed, ScanClass::Succeeded]
+    );
+    let m = &run(&inp, &["referenced-half"], &[])[0];
+    assert_eq!((m.swapins, m.pages_in, m.collapses), (2, 10, 1));
 }
 
 #[test]
