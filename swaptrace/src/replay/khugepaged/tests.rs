@@ -125,11 +125,7 @@ fn a_swap_in_whose_collapse_fails_is_a_swap_in_without_a_collapse() {
         .count();
     assert!(failed > 3 && locked_before > 3, "{failed} {locked_before}");
     assert_eq!(inp.kernel.failed_after_swapin, failed);
-    let m = run(
-        &inp,
-        &["referenced-half", "max-ptes-swap:0", "always"],
-        &[],
-    );
+    let m = run(&inp, &["referenced-half", "max-ptes-swap:0", "always"], &[]);
     // The kernel's own policy: every swap-in, the failed ones too.
     assert_eq!(m[0].swapins, inp.kernel.swapins);
     assert_eq!(m[0].pages_in, inp.kernel.swapin_pages);
@@ -168,7 +164,11 @@ fn a_swap_in_whose_collapse_fails_is_a_swap_in_without_a_collapse() {
     let classes: Vec<_> = inp.scans.iter().map(|x| x.class).collect();
     assert_eq!(
         classes,
-        [ScanClass::Other, ScanClass::SwapinFailed, ScanClass::Succeeded]
+        [
+            ScanClass::Other,
+            ScanClass::SwapinFailed,
+            ScanClass::Succeeded
+        ]
     );
     let m = &run(&inp, &["referenced-half"], &[])[0];
     assert_eq!((m.swapins, m.pages_in, m.collapses), (2, 10, 1));
