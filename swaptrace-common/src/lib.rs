@@ -194,6 +194,10 @@ macro_rules! kernel_constants {
             /// bit 0 the load (frontswap <= 6.5, zswap_load 6.15+), bit 1 the
             /// store (frontswap only).
             K_ZSWAP_RET_INT = 0,
+            /// 1: `zswap_load()` is asked for every swap read (5.19+ without
+            /// frontswap), so its misses are the fault's disk reads; 0:
+            /// frontswap asks zswap only for the pages it holds.
+            K_ZSWAP_LOAD_ALL = 0,
             /// `vm_fault` members: `address`, `orig_pte`, `vma`.
             K_VMF_ADDRESS = u64::MAX,
             K_VMF_ORIG_PTE = u64::MAX,

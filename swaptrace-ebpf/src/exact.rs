@@ -7,7 +7,7 @@
 use crate::konst::{
     K_CI_SIZE, K_FOLIO_FLAGS, K_FOLIO_SWAP, K_LAST_RA_ADDR, K_LRU_REMOVED_RETRY, K_PG_READAHEAD,
     K_RA_HITS_ADDR, K_READS_OUTSIDE, K_SI_CLUSTER_INFO, K_SI_TYPE, K_SWAPFILE_CLUSTER, K_VMA_MM,
-    K_VMF_ADDRESS, K_VMF_FLAGS, K_VMF_ORIG_PTE, K_VMF_VMA, K_ZSWAP_RET_INT,
+    K_VMF_ADDRESS, K_VMF_FLAGS, K_VMF_ORIG_PTE, K_VMF_VMA, K_ZSWAP_LOAD_ALL, K_ZSWAP_RET_INT,
 };
 use crate::swap::{
     count_lost, emit, event, g, known, read_u64, selected, tid, BPF_RB_AVAIL_DATA,
@@ -460,6 +460,8 @@ fn zswap(ret: u64, load: bool, flags: u8) {
     // stored, or refused and written (whoever the task is).
     if !load {
         crate::swap::note_out_kind(if ok { flag::OUT_ZSWAP } else { flag::OUT_IO });
+    } else {
+        fault_zswap_load(ok);
     }
     if !selected() {
         return;
@@ -612,6 +614,24 @@ fn fault_read() {
     }
 }
 
+/// Stash.b of a fault: swap reads in bits 0..32, zswap_load() hits in
+/// 32..48 and misses in 48..64.
+const HIT_SHIFT: u64 = 32;
+const MISS_SHIFT: u64 = 48;
+
+/// A zswap_load() result inside this task's pending do_swap_page().
+#[inline(always)]
+fn fault_zswap_load(ok: bool) {
+    if let Some(s) = STASH.get_ptr_mut(key(FAULT)) {
+        let shift = if ok { HIT_SHIFT } else { MISS_SHIFT };
+        // SAFETY: this task's slot.
+        let s = unsafe { &mut *s };
+        if (s.b >> shift) & 0xffff < 0xffff {
+            s.b += 1 << shift;
+        }
+    }
+}
+
 /// `count_memcg_events(PSWPIN|SWPIN_ZERO|ZSWPIN, n)` in this task: when an
 /// exact do_swap_page() is pending, its read is counted by kind there (the
 /// counters saturate at 16 bits). False when no exact fault is pending.
@@ -666,11 +686,27 @@ fn fault_exit(ret: u64, flags: u8) {
     ev.addr = read_u64(vmf, g(&K_VMF_ADDRESS)).unwrap_or(0);
     ev.mm = read_u64(read_u64(vmf, g(&K_VMF_VMA)).unwrap_or(0), g(&K_VMA_MM)).unwrap_or(0);
     ev.entry = (ty << 58) | offset;
-    ev.nr = s.b as u32;
+    let reads = s.b & 0xffff_ffff;
+    ev.nr = reads as u32;
+    let (hits, misses) = ((s.b >> HIT_SHIFT) & 0xffff, (s.b >> MISS_SHIFT) & 0xffff);
     if s.d & KINDS != 0 {
         ev.nr = ((s.d >> IO_SHIFT) & 0xffff) as u32;
         ev.zero = ((s.d >> ZERO_SHIFT) & 0xffff) as u16;
         ev.zswap = ((s.d >> ZSWAP_SHIFT) & 0xffff) as u16;
+        ev.flags2 = swaptrace_common::exact2::KINDS;
+    } else if hits | misses != 0 {
+        // No count_memcg_events (before 6.13): swap_read_folio() asks zswap
+        // first, after the zero map (6.10+); what zswap misses is read
+        // from disk. Frontswap asks zswap only for pages it holds.
+        let io = if g(&K_ZSWAP_LOAD_ALL) == 1 {
+            misses
+        } else {
+            reads.saturating_sub(hits)
+        };
+        let io = io.min(reads);
+        ev.nr = io as u32;
+        ev.zswap = hits.min(reads) as u16;
+        ev.zero = reads.saturating_sub(hits).saturating_sub(io) as u16;
         ev.flags2 = swaptrace_common::exact2::KINDS;
     }
     ev.flags = flags | exact::ENTRY;

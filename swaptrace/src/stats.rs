@@ -158,6 +158,14 @@ impl Percentiles {
         self.len() == 0
     }
 
+    /// The value at percentile `q` (0-100); None without values.
+    pub fn at(&self, q: f64) -> Option<u64> {
+        self.0
+            .as_ref()
+            .filter(|h| !h.is_empty())
+            .map(|h| h.value_at_percentile(q))
+    }
+
     /// (percentile, value) pairs for [`PCTS`] and the largest value.
     pub fn get(&self) -> (Vec<(f64, u64)>, u64) {
         let Some(h) = &self.0 else {

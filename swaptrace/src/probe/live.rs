@@ -330,6 +330,10 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
         K_ZSWAP_RET_INT,
         Ok(load_int as u64 | (store_int as u64) << 1),
     );
+    put(
+        K_ZSWAP_LOAD_ALL,
+        Ok(btf.func_return("zswap_load").is_ok() as u64),
+    );
     put(K_VMF_ADDRESS, off("vm_fault", "address"));
     put(K_VMF_ORIG_PTE, off("vm_fault", "orig_pte"));
     put(K_VMF_VMA, off("vm_fault", "vma"));

@@ -62,16 +62,24 @@ pub fn zswap_text(live: &ZswapLive, metrics: &[ZswapMetrics]) -> String {
             "not replayed: {} swap-ins of entries swapped out before the trace, {} swap-cache hits",
             m.untracked_swapins, m.cache_hits
         );
+        let _ = writeln!(
+            s,
+            "a page read from disk keeps its slot, dropped clean after {} more pages come in \
+             (REREAD: disk reads of such pages)",
+            m.resident_pages
+                .map_or_else(|| "no".to_string(), |r| r.to_string()),
+        );
     }
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "{:<24} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11}",
+        "{:<24} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10} {:>11}",
         "POLICY",
         "STORED",
         "REJECTED",
         "ZSWAP_HITS",
         "DISK_IN",
+        "REREAD",
         "WRITEBACK",
         "PEAK_POOL",
         "MEAN_POOL"
@@ -92,21 +100,36 @@ pub fn zswap_text(live: &ZswapLive, metrics: &[ZswapMetrics]) -> String {
     };
     let _ = writeln!(
         s,
-        "{:<24} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11}",
-        "live", stored, rejected, hits, disk, live.writebacks, "-", "-"
+        "{:<24} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10} {:>11}",
+        "live", stored, rejected, hits, disk, "-", live.writebacks, "-", "-"
     );
     for m in metrics {
         let _ = writeln!(
             s,
-            "{:<24} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>11.1}",
+            "{:<24} {:>10} {:>10} {:>10} {:>10} {:>8} {:>10} {:>10} {:>11.1}",
             m.policy,
             m.stores_accepted,
             m.stores_rejected,
             m.zswap_hits,
             m.disk_swapins,
+            m.disk_swapins_reread,
             m.writebacks,
             m.peak_pool_pages,
             m.mean_pool_pages
+        );
+    }
+    let _ = writeln!(s);
+    let _ = writeln!(
+        s,
+        "{:<24} {:>12} {:>12} {:>12} {:>12} {:>10}   (faulting page: recorded -> model)",
+        "POLICY", "ZSWAP>ZSWAP", "ZSWAP>DISK", "DISK>ZSWAP", "DISK>DISK", "NO_ENTRY"
+    );
+    for m in metrics {
+        let a = &m.agreement;
+        let _ = writeln!(
+            s,
+            "{:<24} {:>12} {:>12} {:>12} {:>12} {:>10}",
+            m.policy, a.zswap_zswap, a.zswap_disk, a.disk_zswap, a.disk_disk, a.other
         );
     }
     s

@@ -448,6 +448,32 @@ fn zswap(v: &mut Verdict, out: &Path) {
             ),
         );
     }
+    // Each fault's reads by kind (zswap_load() results inside do_swap_page()).
+    let (mut f_zswap, mut f_disk) = (0u64, 0u64);
+    for r in &t.records {
+        if let Record::SwapFault {
+            pages_read,
+            zswap_loads,
+            ..
+        } = r
+        {
+            f_zswap += *zswap_loads as u64;
+            f_disk += *pages_read as u64;
+        }
+    }
+    for (what, got, counter) in [
+        ("fault zswap loads", f_zswap, "zswpin"),
+        ("fault pages from disk", f_disk, "pswpin"),
+    ] {
+        let want = delta(&t, counter);
+        v.check(
+            within(got as f64, want as f64, 2.0),
+            format!(
+                "zswap: {what} {got} vs {counter} {want} ({:.2}% off)",
+                pct_err(got as f64, want as f64)
+            ),
+        );
+    }
     // The dynamic shrinker is 6.8+; before, only a full pool writes back.
     if ver >= (6, 8) {
         v.check(

@@ -35,7 +35,8 @@ pub use fit::{fit, FaultCosts, Fit, FitShortfall, Measured, MIN_FAULTS};
 pub use input::{Event, InputBuilder, ReplayInput, Store, SwapoffMode};
 pub use metrics::{Metrics, SwapoffMetrics};
 pub use policies::{
-    default_names, kernel_policy, policy_by_name, Registered, POLICIES, POLICY_NAMES, REGISTRY,
+    default_names, kernel_policy, policy_by_name, ra_range, Registered, POLICIES, POLICY_NAMES,
+    REGISTRY,
 };
 pub use policy::{FaultCtx, MakePolicy, Policy, PolicyArgs};
 pub use run::{reads, run, ReadaheadReplay, PARAMS, USES};

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 
 use super::ZswapError;
+use crate::stats::Percentiles;
 use crate::trace::{Footer, Header, Loaded, OutKind, Record, SwapEntry, MAX_FOLIO_PAGES};
 
 /// Where the recording kernel found a swapped-in page.
@@ -36,9 +37,18 @@ pub enum ZswapEvent {
         entry: SwapEntry,
         live: LiveIn,
         window: u32,
+        /// A write fault: `should_try_to_free_swap()` frees the slot.
+        write: bool,
     },
+    /// A page read ahead by VMA readahead (`swap_vma_readahead()`) around
+    /// the fault before it: read through zswap_load() if it has a slot.
+    Ahead { ts: u64, entry: SwapEntry },
     /// A minor fault without reads: the page was still in the swap cache.
-    CacheHit { ts: u64, entry: SwapEntry },
+    CacheHit {
+        ts: u64,
+        entry: SwapEntry,
+        write: bool,
+    },
     /// Direct or memcg reclaim began (`begin`) or ended.
     Reclaim { ts: u64, begin: bool },
 }
@@ -48,6 +58,7 @@ impl ZswapEvent {
         match *self {
             ZswapEvent::Out { ts, .. }
             | ZswapEvent::In { ts, .. }
+            | ZswapEvent::Ahead { ts, .. }
             | ZswapEvent::CacheHit { ts, .. }
             | ZswapEvent::Reclaim { ts, .. } => ts,
         }
@@ -103,6 +114,9 @@ pub struct ZswapInput {
     pub distinct_out_pages: u64,
     /// Whether any `Reclaim { begin: true }` was recorded.
     pub has_reclaim: bool,
+    /// Pages read in while a swapped-in page stays resident, as recorded
+    /// ([`EventBuilder::resident_pages`]).
+    pub resident_pages: Option<u64>,
     /// Swap-outs of more than [`MAX_FOLIO_PAGES`] pages, and swap-outs and
     /// faults with an entry not [`SwapEntry::plausible`]: no kernel makes
     /// them, so they are skipped (a fault's live counts still have it).
@@ -113,7 +127,17 @@ pub struct ZswapInput {
 impl ZswapInput {
     /// Events from `records`; `page_size` 0 is taken as 4096.
     pub fn from_records(records: &[Record], page_size: u64) -> Result<ZswapInput, ZswapError> {
-        let mut b = EventBuilder::new(page_size, true);
+        Self::read_ahead_by(records, page_size, false)
+    }
+
+    /// [`from_records`](Self::from_records), reading ahead by virtual
+    /// address (`vma`, as `swap_vma_readahead()`) or by swap offset.
+    pub fn read_ahead_by(
+        records: &[Record],
+        page_size: u64,
+        vma: bool,
+    ) -> Result<ZswapInput, ZswapError> {
+        let mut b = EventBuilder::new(page_size, true).vma_readahead(vma);
         let mut events = Vec::new();
         for r in records {
             b.convert(r, &mut events);
@@ -128,6 +152,7 @@ impl ZswapInput {
             memory_pages: None,
             distinct_out_pages,
             has_reclaim: b.has_reclaim,
+            resident_pages: b.resident_pages(),
             bad_records: b.bad_records,
             live: b.live(),
         })
@@ -135,7 +160,8 @@ impl ZswapInput {
 
     /// Events of a loaded trace, with its memory figure and vmstat deltas.
     pub fn from_loaded(t: &Loaded) -> Result<ZswapInput, ZswapError> {
-        let mut input = ZswapInput::from_records(&t.records, t.header.page_size)?;
+        let vma = uses_vma_readahead(&t.header);
+        let mut input = ZswapInput::read_ahead_by(&t.records, t.header.page_size, vma)?;
         input.memory_pages = recorded(&t.header, t.footer.as_ref(), &mut input.live);
         Ok(input)
     }
@@ -144,6 +170,11 @@ impl ZswapInput {
     pub fn memory_figure(&self) -> u64 {
         self.memory_pages.unwrap_or(self.distinct_out_pages)
     }
+}
+
+/// Whether the recording kernel read ahead by VMA (`swap_use_vma_readahead()`).
+pub(super) fn uses_vma_readahead(h: &Header) -> bool {
+    crate::replay::readahead::kernel_policy(h) == "vma"
 }
 
 /// The memory figure of a recording (None: unknown), and its vmstat
@@ -172,6 +203,15 @@ pub(super) struct EventBuilder {
     distinct: Option<HashSet<SwapEntry>>,
     /// Readahead windows recorded for a fault still to come.
     windows: HashMap<SwapEntry, u32>,
+    /// VMA readahead (the recording kernel's): the swap PTEs, (mm, page)
+    /// to entry, and each address space's last fault page. None: cluster
+    /// readahead, an aligned block of offsets around the fault.
+    vma: Option<VmaPages>,
+    /// Pages read in by faults so far, at each swapped-in entry's fault,
+    /// and pages read in between a fault and the entry's next swap-out.
+    read_in: u64,
+    fault_at: HashMap<SwapEntry, u64>,
+    stays: Percentiles,
     /// Earliest and latest time of writebacks and zswap ops, and of events.
     others: (u64, u64),
     events: (u64, u64),
@@ -193,9 +233,27 @@ impl EventBuilder {
             has_reclaim: false,
             distinct: distinct.then(HashSet::new),
             windows: HashMap::new(),
+            vma: None,
+            read_in: 0,
+            fault_at: HashMap::new(),
+            stays: Percentiles::new(),
             others: (u64::MAX, 0),
             events: (u64::MAX, 0),
         }
+    }
+
+    /// Reads ahead as `swap_vma_readahead()` does: by virtual address.
+    pub(super) fn vma_readahead(mut self, on: bool) -> EventBuilder {
+        self.vma = on.then(VmaPages::default);
+        self
+    }
+
+    /// The median number of pages read in between a page's swap-in and
+    /// its next swap-out: how long a swapped-in page stays resident (None
+    /// without such a pair). A page read from disk keeps its slot, so
+    /// reclaim drops it clean, unrecorded: this is when.
+    pub(super) fn resident_pages(&self) -> Option<u64> {
+        self.stays.at(50.0)
     }
 
     /// Distinct entries swapped out (0 when not kept).
@@ -233,7 +291,13 @@ impl EventBuilder {
         let live = &mut self.live;
         match r {
             Record::SwapOut {
-                ts, entry, nr, how, ..
+                ts,
+                entry,
+                nr,
+                how,
+                mm,
+                vaddr,
+                ..
             } => {
                 // nr 0 as 1; at most a PMD folio of 64 KiB pages.
                 let nr = (*nr).max(1) as u64;
@@ -260,6 +324,13 @@ impl EventBuilder {
                     if let Some(d) = &mut self.distinct {
                         d.insert(e);
                     }
+                    if let Some(at) = self.fault_at.remove(&e) {
+                        self.stays.add(self.read_in - at);
+                    }
+                    if let Some(v) = self.vma.as_mut().filter(|_| *mm != 0) {
+                        let vpage = (vaddr / self.page_size).wrapping_add(i);
+                        v.ptes.insert((*mm, vpage), e);
+                    }
                     let ev = ZswapEvent::Out {
                         ts: *ts,
                         entry: e,
@@ -275,6 +346,9 @@ impl EventBuilder {
                 pages_read,
                 zero_reads,
                 zswap_loads,
+                mm,
+                addr,
+                write,
                 ..
             } => {
                 live.swap_faults += 1;
@@ -298,12 +372,22 @@ impl EventBuilder {
                 // The window: recorded by the exact probes, else the
                 // pages this fault read, rounded up to a power of two.
                 let reads = pages_read + zero_reads + zswap_loads;
+                self.read_in += reads as u64;
+                self.fault_at.insert(entry, self.read_in);
                 let window = self
                     .windows
                     .remove(&entry)
                     .unwrap_or_else(|| reads.max(1).next_power_of_two());
+                let vpage = addr / self.page_size;
+                if let Some(v) = &mut self.vma {
+                    v.ptes.remove(&(*mm, vpage));
+                }
                 let ev = if !*major && no_reads {
-                    ZswapEvent::CacheHit { ts: *ts, entry }
+                    ZswapEvent::CacheHit {
+                        ts: *ts,
+                        entry,
+                        write: *write,
+                    }
                 } else {
                     let live = if *zswap_loads > 0 {
                         LiveIn::Zswap
@@ -318,10 +402,17 @@ impl EventBuilder {
                         ts: *ts,
                         entry,
                         live,
-                        window,
+                        window: if self.vma.is_some() { 1 } else { window },
+                        write: *write,
                     }
                 };
                 emit(&mut self.events, out, ev);
+                if let Some(v) = &mut self.vma {
+                    if matches!(ev, ZswapEvent::In { .. }) {
+                        v.ahead(*ts, *mm, vpage, window, &mut self.events, out);
+                    }
+                    v.last.insert(*mm, vpage);
+                }
             }
             Record::RaWindow { entry, window, .. } => {
                 self.windows.insert(*entry, *window);
@@ -353,6 +444,43 @@ impl EventBuilder {
             }
             Record::Lost { count, .. } => live.lost += count,
             _ => {}
+        }
+    }
+}
+
+/// What VMA readahead needs of the trace: the swap PTEs of each address
+/// space (from swap-outs, dropped at their fault) and its last fault.
+#[derive(Default)]
+pub(super) struct VmaPages {
+    ptes: HashMap<(u32, u64), SwapEntry>,
+    last: HashMap<u32, u64>,
+}
+
+impl VmaPages {
+    /// `swap_vma_readahead()`: the swap PTEs of the window `swap_vma_ra_win()`
+    /// places around page `vpage` (cut to its PMD; VMA bounds unknown here),
+    /// the fault's own page excepted.
+    fn ahead(
+        &self,
+        ts: u64,
+        mm: u32,
+        vpage: u64,
+        window: u32,
+        span: &mut (u64, u64),
+        out: &mut Vec<ZswapEvent>,
+    ) {
+        if window <= 1 || mm == 0 {
+            return;
+        }
+        let prev = self.last.get(&mm).copied().unwrap_or(0);
+        let (start, end) = crate::replay::readahead::ra_range(vpage, prev, window, (0, u64::MAX));
+        for p in start..end {
+            if p == vpage {
+                continue;
+            }
+            if let Some(&entry) = self.ptes.get(&(mm, p)) {
+                emit(span, out, ZswapEvent::Ahead { ts, entry });
+            }
         }
     }
 }

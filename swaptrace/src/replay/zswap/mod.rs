@@ -25,8 +25,15 @@
 //! - each pressure episode (a recorded reclaim begin, else every N swap-out
 //!   pages) is one `do_shrink_slab()` at a fixed priority (the trace has no
 //!   reclaim priority), deferred work carried between episodes;
-//! - readahead is not replayed: a swap-cache hit drops the page's entry
-//!   without counting a load;
+//! - a fault's readahead is the recorded window: an aligned block of swap
+//!   offsets (`swap_cluster_readahead()`), or, where the recording kernel
+//!   read ahead by VMA, the swap PTEs around the fault's address (cut to its
+//!   PMD); a swap-cache hit drops the page's entry without counting a load;
+//! - a page read from disk keeps its data in the slot (a read fault does
+//!   not free it; a write fault does) and reclaim drops it clean, without a
+//!   swap-out to record: it is resident until `resident-pages` more pages
+//!   came in (as recorded: the median from a swap-in to the page's next
+//!   swap-out), then readahead reads it from disk again;
 //! - swap-ins of entries swapped out before the trace feed no counter.
 
 mod input;
@@ -133,6 +140,11 @@ pub const PARAMS: &[ParamInfo] = &[
         name: "buckets=N",
         help: "1 to 100000: buckets of the pool-size time series (default 100)",
     },
+    ParamInfo {
+        name: "resident-pages=N",
+        help: "N or auto: pages read in while a page read from disk stays resident \
+               before reclaim drops it clean (auto: as recorded)",
+    },
 ];
 
 /// `--family zswap` reads neither `--memory-pages` nor `--device`.
@@ -232,6 +244,9 @@ pub struct ZswapParams {
     pub shrinker_priority: u32,
     /// Buckets of the time series.
     pub buckets: usize,
+    /// Pages read in while a page read from disk stays resident; None:
+    /// as recorded (the median from a swap-in to the page's next swap-out).
+    pub resident_pages: Option<u64>,
 }
 
 impl Default for ZswapParams {
@@ -244,6 +259,7 @@ impl Default for ZswapParams {
             shrinker_interval: DEFAULT_SHRINKER_INTERVAL,
             shrinker_priority: DEFAULT_SHRINKER_PRIORITY,
             buckets: DEFAULT_BUCKETS,
+            resident_pages: None,
         }
     }
 }
@@ -309,6 +325,13 @@ impl ZswapParams {
             "shrinker-interval" => self.shrinker_interval = int(1, u64::MAX >> 1)?,
             "priority" => self.shrinker_priority = int(0, DEF_PRIORITY as u64)? as u32,
             "buckets" => self.buckets = int(1, 100_000)? as usize,
+            "resident-pages" => {
+                self.resident_pages = if value == "auto" {
+                    None
+                } else {
+                    Some(int(0, u64::MAX >> 1)?)
+                }
+            }
             _ => return Err(bad(format!("unknown key (keys: {})", param_names()))),
         }
         Ok(())
@@ -335,6 +358,9 @@ pub struct ZswapMetrics {
     pub accept_threshold_pages: u64,
     pub compression_ratio: f64,
     pub shrinker_priority: u32,
+    /// Pages read in while a page read from disk stays resident (None: until
+    /// its next fault).
+    pub resident_pages: Option<u64>,
     /// `reclaim` (each recorded reclaim) or `every N swap-outs`.
     pub pressure: String,
     pub swap_outs: u64,
@@ -350,6 +376,8 @@ pub struct ZswapMetrics {
     /// Of `disk_swapins`: the entry had been written back / never stored.
     pub disk_swapins_written_back: u64,
     pub disk_swapins_not_stored: u64,
+    /// Of `disk_swapins`: read from disk before, dropped clean since.
+    pub disk_swapins_reread: u64,
     pub zero_swapins: u64,
     /// Swap-ins of entries whose swap-out is not in the trace.
     pub untracked_swapins: u64,
@@ -371,6 +399,20 @@ pub struct ZswapMetrics {
     /// `(t_sec, pool_pages, disk_swapins, zswap_hits)` per bucket: the pool at
     /// the bucket's end, swap-ins within it.
     pub series: Vec<(f64, u64, u64, u64)>,
+    /// The faulting page's source, the recording's against the model's.
+    pub agreement: Agreement,
+}
+
+/// Faults by where the recording kernel read the faulting page (zswap or
+/// disk) and where the model did: what a wrong writeback choice shows as.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Agreement {
+    pub zswap_zswap: u64,
+    pub zswap_disk: u64,
+    pub disk_zswap: u64,
+    pub disk_disk: u64,
+    /// Recorded from zswap or disk, the model had no entry (zero or untracked).
+    pub other: u64,
 }
 
 /// `pool-pages, max-pool-percent, …`: the keys of [`PARAMS`].

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 
 use super::{
-    ZswapEvent, ZswapInput, ZswapMetrics, ZswapParams, ZswapPolicy, DEFAULT_COMPRESSION_RATIO,
-    DEF_PRIORITY,
+    input::LiveIn, ZswapEvent, ZswapInput, ZswapMetrics, ZswapParams, ZswapPolicy,
+    DEFAULT_COMPRESSION_RATIO, DEF_PRIORITY,
 };
 use crate::trace::{OutKind, SwapEntry};
 
@@ -112,6 +112,9 @@ pub(super) enum Slot {
     WrittenBack,
     Rejected,
     Zero,
+    /// Read from disk at this page-in count, its data still in the slot:
+    /// a read fault keeps the slot, and reclaim drops the page clean.
+    OnDisk(u64),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -132,6 +135,10 @@ pub(super) struct Sim {
     pub(super) nr_protected: u64,
     pub(super) nr_disk_swapins: u64,
     pub(super) nr_deferred: u64,
+    /// Pages read in so far, and how many more a page read from disk
+    /// stays resident for (then it is dropped clean).
+    pub(super) pagein: u64,
+    pub(super) resident: u64,
     pub(super) m: ZswapMetrics,
 }
 
@@ -247,14 +254,21 @@ impl Sim {
 
     /// `zswap_load()` (exclusive) and, on a miss, `zswap_folio_swapin()`.
     /// Whether readahead would read `entry`: a slot still swapped out.
+    /// Whether readahead reads `entry`: it is in zswap or on disk, not in
+    /// memory (a page read from disk is until `resident` more pages came in).
     fn holds(&self, entry: SwapEntry) -> bool {
-        matches!(
-            self.slots.get(&entry),
-            Some(Slot::Pool(_) | Slot::WrittenBack | Slot::Rejected)
-        )
+        match self.slots.get(&entry) {
+            Some(Slot::Pool(_) | Slot::WrittenBack | Slot::Rejected) => true,
+            Some(&Slot::OnDisk(at)) => self.pagein.saturating_sub(at) > self.resident,
+            _ => false,
+        }
     }
 
-    fn load(&mut self, entry: SwapEntry) -> Option<bool> {
+    /// `swap_read_folio()` of `entry`: zswap_load() first (an exclusive
+    /// load: the entry leaves the pool), else the disk, whose data stays
+    /// in the slot unless the fault `frees` it (`should_try_to_free_swap()`:
+    /// a write fault). Some(true) from zswap, Some(false) from disk.
+    fn load(&mut self, entry: SwapEntry, frees: bool) -> Option<bool> {
         self.m.swap_ins += 1;
         if self.policy == ZswapPolicy::Shrinker {
             // 6.8 calls zswap_folio_swapin() for every swap-in read.
@@ -264,6 +278,7 @@ impl Sim {
             Some(Slot::Pool(i)) => {
                 self.lru.remove(i);
                 self.m.zswap_hits += 1;
+                self.pagein += 1;
                 return Some(true);
             }
             Some(Slot::WrittenBack) => {
@@ -272,6 +287,10 @@ impl Sim {
             }
             Some(Slot::Rejected) => {
                 self.m.disk_swapins_not_stored += 1;
+                false
+            }
+            Some(Slot::OnDisk(_)) => {
+                self.m.disk_swapins_reread += 1;
                 false
             }
             Some(Slot::Zero) => {
@@ -283,6 +302,10 @@ impl Sim {
                 return None;
             }
         };
+        self.pagein += 1;
+        if !frees {
+            self.slots.insert(entry, Slot::OnDisk(self.pagein));
+        }
         self.m.disk_swapins += 1;
         if self.policy == ZswapPolicy::DiskSwapinTracking {
             self.nr_disk_swapins += 1;
@@ -290,11 +313,23 @@ impl Sim {
         Some(hit)
     }
 
-    fn cache_hit(&mut self, entry: SwapEntry) {
+    /// A fault that found the page in the swap cache: a pool entry is
+    /// dropped; a page whose data is on disk is mapped, resident again,
+    /// and a write fault frees its slot.
+    fn cache_hit(&mut self, entry: SwapEntry, write: bool) {
         self.m.cache_hits += 1;
-        if let Some(Slot::Pool(i)) = self.slots.remove(&entry) {
-            self.lru.remove(i);
-            self.m.cache_hit_drops += 1;
+        match self.slots.remove(&entry) {
+            Some(Slot::Pool(i)) => {
+                self.lru.remove(i);
+                self.m.cache_hit_drops += 1;
+            }
+            Some(Slot::WrittenBack | Slot::Rejected | Slot::OnDisk(_)) if !write => {
+                self.slots.insert(entry, Slot::OnDisk(self.pagein));
+            }
+            Some(s @ Slot::Zero) => {
+                self.slots.insert(entry, s);
+            }
+            _ => {}
         }
     }
 
@@ -415,6 +450,8 @@ pub(super) struct Span {
     /// The earliest and latest event (0, 0 without events).
     pub(super) t0: u64,
     pub(super) t1: u64,
+    /// [`ZswapInput::resident_pages`].
+    pub(super) resident_pages: Option<u64>,
 }
 
 impl Span {
@@ -422,6 +459,7 @@ impl Span {
         Span {
             memory_figure: input.memory_figure(),
             has_reclaim: input.has_reclaim,
+            resident_pages: input.resident_pages,
             t0: input.events.iter().map(|e| e.ts()).min().unwrap_or(0),
             t1: input.events.iter().map(|e| e.ts()).max().unwrap_or(0),
         }
@@ -452,6 +490,8 @@ impl Replayer {
             DEFAULT_COMPRESSION_RATIO
         };
         let interval = p.shrinker_interval.max(1);
+        // Unknown: a page read from disk stays until its next fault.
+        let resident = p.resident_pages.or(span.resident_pages).unwrap_or(u64::MAX);
         let sim = Sim {
             policy,
             ratio,
@@ -464,12 +504,15 @@ impl Replayer {
             nr_protected: 0,
             nr_disk_swapins: 0,
             nr_deferred: 0,
+            pagein: 0,
+            resident,
             m: ZswapMetrics {
                 policy: policy.name().to_string(),
                 pool_limit_pages: max_pages,
                 accept_threshold_pages: thr_pages,
                 compression_ratio: ratio,
                 shrinker_priority: p.shrinker_priority.min(DEF_PRIORITY),
+                resident_pages: (resident != u64::MAX).then_some(resident),
                 pressure: if span.has_reclaim {
                     "reclaim".to_string()
                 } else {
@@ -509,7 +552,13 @@ impl Replayer {
                 }
                 sim.store(entry, how);
             }
-            ZswapEvent::In { entry, window, .. } => {
+            ZswapEvent::In {
+                entry,
+                window,
+                live,
+                write,
+                ..
+            } => {
                 // The fault's page, then the rest of its readahead block:
                 // each read goes through zswap_load() first.
                 let w = u64::from(window.clamp(1, 1 << 10).next_power_of_two());
@@ -523,14 +572,35 @@ impl Replayer {
                     if e != entry && !sim.holds(e) {
                         continue;
                     }
-                    match sim.load(e) {
+                    let got = sim.load(e, e == entry && write);
+                    match got {
+                        Some(true) => self.series.rows[b].3 += 1,
+                        Some(false) => self.series.rows[b].2 += 1,
+                        None => {}
+                    }
+                    if e == entry {
+                        let a = &mut sim.m.agreement;
+                        match (live, got) {
+                            (LiveIn::Zswap, Some(true)) => a.zswap_zswap += 1,
+                            (LiveIn::Zswap, Some(false)) => a.zswap_disk += 1,
+                            (LiveIn::Disk, Some(true)) => a.disk_zswap += 1,
+                            (LiveIn::Disk, Some(false)) => a.disk_disk += 1,
+                            (LiveIn::Zswap | LiveIn::Disk, None) => a.other += 1,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            ZswapEvent::Ahead { entry, .. } => {
+                if sim.holds(entry) {
+                    match sim.load(entry, false) {
                         Some(true) => self.series.rows[b].3 += 1,
                         Some(false) => self.series.rows[b].2 += 1,
                         None => {}
                     }
                 }
             }
-            ZswapEvent::CacheHit { entry, .. } => sim.cache_hit(entry),
+            ZswapEvent::CacheHit { entry, write, .. } => sim.cache_hit(entry, write),
             ZswapEvent::Reclaim { begin: true, .. } if policy.dynamic() => sim.do_shrink_slab(),
             ZswapEvent::Reclaim { .. } => {}
         }

@@ -13,7 +13,7 @@
 //! no memory figure. The events and their order are those of
 //! [`ZswapInput::from_records`](super::ZswapInput::from_records).
 
-use super::input::{recorded, EventBuilder};
+use super::input::{recorded, uses_vma_readahead, EventBuilder};
 use super::sim::{Replayer, Span};
 use super::{asked, fan_out, ZswapError, ZswapEvent, ZswapLive, ZswapReplay};
 use crate::replay::family::{Progress, ReplayRequest};
@@ -64,7 +64,8 @@ pub(super) fn events(
 /// The first pass over `s` (see the module doc).
 pub fn scan(mut s: TraceStream, progress: Progress) -> ZswapScanned {
     let header = s.header().clone();
-    let mut b = EventBuilder::new(header.page_size, header.mem_total_kib == 0);
+    let mut b = EventBuilder::new(header.page_size, header.mem_total_kib == 0)
+        .vma_readahead(uses_vma_readahead(&header));
     events(&mut s, &mut b, &mut |_| {}, &mut |s| {
         let (done, total) = s.position();
         progress("scanning", done, total)
@@ -77,6 +78,7 @@ pub fn scan(mut s: TraceStream, progress: Progress) -> ZswapScanned {
         span: Span {
             memory_figure: memory_pages.unwrap_or_else(|| b.distinct_out_pages()),
             has_reclaim: b.has_reclaim,
+            resident_pages: b.resident_pages(),
             t0,
             t1,
         },
@@ -102,7 +104,8 @@ impl ZswapScanned {
             return Err(ZswapError::NothingToReplay);
         }
         let span = self.span;
-        let mut b = EventBuilder::new(self.header.page_size, false);
+        let mut b = EventBuilder::new(self.header.page_size, false)
+            .vma_readahead(uses_vma_readahead(&self.header));
         let metrics = fan_out(
             &policies,
             |pol, batches| {

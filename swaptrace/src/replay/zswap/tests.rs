@@ -262,6 +262,8 @@ fn shrinker_count_ports() {
         nr_protected: 0,
         nr_disk_swapins: 30,
         nr_deferred: 0,
+        pagein: 0,
+        resident: u64::MAX,
         m: ZswapMetrics::default(),
     };
     assert_eq!(sim.shrinker_count(), 0);
@@ -463,7 +465,7 @@ fn policy_table_parses_and_keeps_the_default_set() {
         "{e}"
     );
     let e = parse(&["colour=blue"]).unwrap_err().to_string();
-    assert!(e.ends_with("(keys: pool-pages, max-pool-percent, ratio, accept-threshold, shrinker-interval, priority, buckets)"), "{e}");
+    assert!(e.ends_with("(keys: pool-pages, max-pool-percent, ratio, accept-threshold, shrinker-interval, priority, buckets, resident-pages)"), "{e}");
 }
 
 #[test]
@@ -536,4 +538,132 @@ fn impossible_swap_outs_and_entries_are_skipped_not_expanded() {
     assert_eq!(input.events.len(), 2);
     assert_eq!(input.live.swap_outs, 1);
     assert_eq!(input.distinct_out_pages, 1);
+}
+
+fn read_fault(ts: u64, offset: u64, pages_read: u32, write: bool) -> Record {
+    Record::SwapFault {
+        ts,
+        dur_ns: 1000,
+        tid: 1,
+        mm: 1,
+        addr: offset * 4096,
+        entry: Some(e(offset)),
+        major: true,
+        pages_read,
+        zero_reads: 0,
+        zswap_loads: 0,
+        write,
+    }
+}
+
+#[test]
+fn a_page_read_from_disk_keeps_its_slot_until_a_write_fault() {
+    // pool-pages=0: every store is refused, every page is on disk.
+    let recs = [
+        out(1, 10, OutKind::Io),
+        read_fault(2, 10, 1, false),
+        // No swap-out between: reclaim dropped it clean, the slot kept it.
+        read_fault(3, 10, 1, false),
+        read_fault(4, 10, 1, true),
+        // The write fault freed the slot: this entry is not the model's.
+        read_fault(5, 10, 1, false),
+    ];
+    for m in run(&recs, &params(&["pool-pages=0"])) {
+        assert_eq!(m.disk_swapins, 3, "{}", m.policy);
+        assert_eq!(m.disk_swapins_not_stored, 1);
+        assert_eq!(m.disk_swapins_reread, 2);
+        assert_eq!(m.untracked_swapins, 1);
+    }
+    // Readahead reads a page kept on disk again only once it was dropped:
+    // after `resident-pages` more pages came in.
+    let recs = [
+        out(1, 20, OutKind::Io),
+        out(1, 21, OutKind::Io),
+        out(1, 30, OutKind::Io),
+        // Window 2: 20 and 21 from disk.
+        read_fault(2, 20, 2, true),
+        read_fault(3, 30, 1, true),
+        // 21 again, as the readahead of a fault on 20 (swapped out anew).
+        out(4, 20, OutKind::Io),
+        read_fault(5, 20, 2, true),
+    ];
+    let reads = |resident: &str| {
+        let m = &run(&recs, &params(&["pool-pages=0", resident]))[3];
+        (m.disk_swapins, m.disk_swapins_reread)
+    };
+    // 21 read at page-in 2, two pages in since (30, then 20).
+    assert_eq!(reads("resident-pages=1"), (5, 1));
+    assert_eq!(reads("resident-pages=2"), (4, 0));
+}
+
+#[test]
+fn residency_is_the_median_from_a_swap_in_to_the_next_swap_out() {
+    let mut recs = vec![out(1, 10, OutKind::Io), read_fault(2, 10, 1, false)];
+    for o in 11..14 {
+        recs.push(out(3, o, OutKind::Io));
+        recs.push(read_fault(4, o, 1, false));
+    }
+    // Three pages came in after 10's; 11 and 12 follow, 1 page apart.
+    recs.push(out(5, 10, OutKind::Io));
+    recs.push(out(5, 11, OutKind::Io));
+    recs.push(out(5, 12, OutKind::Io));
+    let input = ZswapInput::from_records(&recs, 4096).expect("input");
+    // Distances 3, 2, 1: the median is 2.
+    assert_eq!(input.resident_pages, Some(2));
+    let input = ZswapInput::from_records(&recs[..2], 4096).expect("input");
+    assert_eq!(input.resident_pages, None);
+}
+
+#[test]
+fn vma_readahead_reads_the_neighbouring_addresses_not_offsets() {
+    let at = |ts: u64, offset: u64, vpage: u64| Record::SwapOut {
+        ts,
+        tid: 1,
+        mm: 1,
+        vaddr: vpage * 4096,
+        entry: e(offset),
+        nr: 1,
+        how: OutKind::Io,
+    };
+    let recs = [
+        at(1, 100, 5),
+        at(1, 7, 6),
+        at(1, 55, 4),
+        at(1, 101, 9),
+        Record::SwapFault {
+            ts: 2,
+            dur_ns: 1,
+            tid: 1,
+            mm: 1,
+            addr: 5 * 4096,
+            entry: Some(e(100)),
+            major: true,
+            pages_read: 4,
+            zero_reads: 0,
+            zswap_loads: 0,
+            write: false,
+        },
+    ];
+    let vma = ZswapInput::read_ahead_by(&recs, 4096, true).expect("input");
+    // swap_vma_ra_win(): window 4 around page 5 is pages 4..8.
+    let ahead: Vec<u64> = vma
+        .events
+        .iter()
+        .filter_map(|ev| match ev {
+            ZswapEvent::Ahead { entry, .. } => Some(entry.offset),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ahead, [55, 7]);
+    let p = params(&["pool-pages=0"]);
+    assert_eq!(
+        replay(&vma, &[ZswapPolicy::NoShrinker], &p)[0].disk_swapins,
+        3
+    );
+    // By offset: 100..104 holds only the fault's own page (and 101).
+    let cluster = ZswapInput::read_ahead_by(&recs, 4096, false).expect("input");
+    assert_eq!(
+        replay(&cluster, &[ZswapPolicy::NoShrinker], &p)[0].disk_swapins,
+        2
+    );
 }

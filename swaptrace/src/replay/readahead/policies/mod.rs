@@ -8,6 +8,8 @@ mod leap;
 mod oracle;
 mod vma;
 
+pub use vma::ra_range;
+
 use crate::replay::family::PolicyInfo;
 use crate::replay::readahead::error::ReplayError;
 use crate::replay::readahead::input::{Event, ReplayInput, SwapoffMode};

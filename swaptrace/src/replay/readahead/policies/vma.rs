@@ -37,7 +37,7 @@ impl RaInfo {
 /// `win` > 1: the right end comes from the unclamped left (`right = left +
 /// win`), then left is clamped at 0 (`(long)left < 0`), and both are cut
 /// to the fault's PMD and VMA (`vma`, pages; everything when unknown).
-fn ra_range(faddr: u64, prev: u64, win: u32, vma: (u64, u64)) -> (u64, u64) {
+pub fn ra_range(faddr: u64, prev: u64, win: u32, vma: (u64, u64)) -> (u64, u64) {
     let w = win as u64;
     // Unsigned, wrapping as the kernel's unsigned long does.
     let left = if faddr == prev.wrapping_add(1) {
