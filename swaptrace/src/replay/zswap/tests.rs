@@ -20,20 +20,13 @@ fn out(ts: u64, offset: u64, how: OutKind) -> Record {
     }
 }
 
+/// A major read fault on `offset` that loaded its page from zswap.
 fn fault(ts: u64, offset: u64) -> Record {
-    Record::SwapFault {
-        ts,
-        dur_ns: 1000,
-        tid: 1,
-        mm: 1,
-        addr: offset * 4096,
-        entry: Some(e(offset)),
-        major: true,
-        pages_read: 0,
-        zero_reads: 0,
-        zswap_loads: 1,
-        write: false,
+    let mut f = read_fault(ts, offset, 0, false);
+    if let Record::SwapFault { zswap_loads, .. } = &mut f {
+        *zswap_loads = 1;
     }
+    f
 }
 
 /// Defaults overridden by each `key=value`.
@@ -540,6 +533,7 @@ fn impossible_swap_outs_and_entries_are_skipped_not_expanded() {
     assert_eq!(input.distinct_out_pages, 1);
 }
 
+/// A major fault on `offset` that read `pages_read` pages from disk.
 fn read_fault(ts: u64, offset: u64, pages_read: u32, write: bool) -> Record {
     Record::SwapFault {
         ts,
