@@ -252,8 +252,6 @@ impl Sim {
         }
     }
 
-    /// `zswap_load()` (exclusive) and, on a miss, `zswap_folio_swapin()`.
-    /// Whether readahead would read `entry`: a slot still swapped out.
     /// Whether readahead reads `entry`: it is in zswap or on disk, not in
     /// memory (a page read from disk is until `resident` more pages came in).
     fn holds(&self, entry: SwapEntry) -> bool {
@@ -326,7 +324,7 @@ impl Sim {
             Some(Slot::WrittenBack | Slot::Rejected | Slot::OnDisk(_)) if !write => {
                 self.slots.insert(entry, Slot::OnDisk(self.pagein));
             }
-            Some(s @ Slot::Zero) => {
+            Some(s @ Slot::Zero) if !write => {
                 self.slots.insert(entry, s);
             }
             _ => {}
@@ -573,11 +571,7 @@ impl Replayer {
                         continue;
                     }
                     let got = sim.load(e, e == entry && write);
-                    match got {
-                        Some(true) => self.series.rows[b].3 += 1,
-                        Some(false) => self.series.rows[b].2 += 1,
-                        None => {}
-                    }
+                    tally(&mut self.series.rows[b], got);
                     if e == entry {
                         let a = &mut sim.m.agreement;
                         match (live, got) {
@@ -593,11 +587,7 @@ impl Replayer {
             }
             ZswapEvent::Ahead { entry, .. } => {
                 if sim.holds(entry) {
-                    match sim.load(entry, false) {
-                        Some(true) => self.series.rows[b].3 += 1,
-                        Some(false) => self.series.rows[b].2 += 1,
-                        None => {}
-                    }
+                    tally(&mut self.series.rows[b], sim.load(entry, false));
                 }
             }
             ZswapEvent::CacheHit { entry, write, .. } => sim.cache_hit(entry, write),
@@ -633,6 +623,15 @@ impl Replayer {
         };
         m.series = series.rows;
         m
+    }
+}
+
+/// A load into its time bucket: disk swap-ins, zswap hits.
+fn tally(row: &mut (f64, u64, u64, u64), got: Option<bool>) {
+    match got {
+        Some(true) => row.3 += 1,
+        Some(false) => row.2 += 1,
+        None => {}
     }
 }
 
