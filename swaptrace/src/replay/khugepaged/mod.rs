@@ -26,8 +26,9 @@
 //!   (the earlier scan). Before a task's first scan, the trace start stands
 //!   for both its last sleep and its previous scan;
 //! - the kernel stops scanning at the first PTE over a limit: for
-//!   `exceed_swap_pte` scans the counts are lower bounds and the checks past
-//!   that PTE are taken as passed (`truncated_swapins` counts such swap-ins);
+//!   `exceed_swap_pte` scans the counts are lower bounds, the limit check is
+//!   made on them and the young checks on the PTEs seen before the stop
+//!   (`truncated_swapins` counts the swap-ins of such scans);
 //! - a scan whose task recorded a swap-in since its previous scan swapped
 //!   in for it; if its status is then a failure (page_locked… from
 //!   `__collapse_huge_page_isolate()`), a policy that swaps in reads the
