@@ -140,7 +140,7 @@ pub(crate) fn synth_khugepaged(s: &KhpSynth) -> Vec<Record> {
                 let none_or_zero = rng.below(32) as u32;
                 // hpage_collapse_scan_pmd() of 6.18.
                 let locked = s.locked_one_in > 0 && rng.below(s.locked_one_in) == 0;
-                let (unmapped, status) = if rng.below(16) == 0 {
+                let (unmapped, mut status) = if rng.below(16) == 0 {
                     (want.min(limit), ST_EXCEED_NONE)
                 } else if locked && rng.below(2) == 0 {
                     (want.min(limit), ST_PAGE_LOCKED)
@@ -152,7 +152,6 @@ pub(crate) fn synth_khugepaged(s: &KhpSynth) -> Vec<Record> {
                     (want, ST_SUCCEEDED)
                 };
                 // collapse_huge_page(): swap in, then isolate.
-                let mut status = status;
                 if status == ST_SUCCEEDED {
                     if unmapped > 0 {
                         out.push(Record::KhugepagedSwapin {

@@ -137,7 +137,9 @@ impl ZswapInput {
         page_size: u64,
         vma: bool,
     ) -> Result<ZswapInput, ZswapError> {
-        let mut b = EventBuilder::new(page_size, true).vma_readahead(vma);
+        let mut b = EventBuilder::new(page_size, true)
+            .vma_readahead(vma)
+            .measure_residency();
         let mut events = Vec::new();
         for r in records {
             b.convert(r, &mut events);
@@ -207,11 +209,9 @@ pub(super) struct EventBuilder {
     /// to entry, and each address space's last fault page. None: cluster
     /// readahead, an aligned block of offsets around the fault.
     vma: Option<VmaPages>,
-    /// Pages read in by faults so far, at each swapped-in entry's fault,
-    /// and pages read in between a fault and the entry's next swap-out.
-    read_in: u64,
-    fault_at: HashMap<SwapEntry, u64>,
-    stays: Percentiles,
+    /// How long a swapped-in page stays resident; None: not measured (the
+    /// replay pass of a streamed trace, which has it from the first).
+    residency: Option<Residency>,
     /// Earliest and latest time of writebacks and zswap ops, and of events.
     others: (u64, u64),
     events: (u64, u64),
@@ -234,9 +234,7 @@ impl EventBuilder {
             distinct: distinct.then(HashSet::new),
             windows: HashMap::new(),
             vma: None,
-            read_in: 0,
-            fault_at: HashMap::new(),
-            stays: Percentiles::new(),
+            residency: None,
             others: (u64::MAX, 0),
             events: (u64::MAX, 0),
         }
@@ -248,12 +246,18 @@ impl EventBuilder {
         self
     }
 
+    /// Measures [`resident_pages`](Self::resident_pages).
+    pub(super) fn measure_residency(mut self) -> EventBuilder {
+        self.residency = Some(Residency::default());
+        self
+    }
+
     /// The median number of pages read in between a page's swap-in and
     /// its next swap-out: how long a swapped-in page stays resident (None
-    /// without such a pair). A page read from disk keeps its slot, so
-    /// reclaim drops it clean, unrecorded: this is when.
+    /// without such a pair, or unmeasured). A page read from disk keeps its
+    /// slot, so reclaim drops it clean, unrecorded: this is when.
     pub(super) fn resident_pages(&self) -> Option<u64> {
-        self.stays.at(50.0)
+        self.residency.as_ref()?.stays.at(50.0)
     }
 
     /// Distinct entries swapped out (0 when not kept).
@@ -324,8 +328,10 @@ impl EventBuilder {
                     if let Some(d) = &mut self.distinct {
                         d.insert(e);
                     }
-                    if let Some(at) = self.fault_at.remove(&e) {
-                        self.stays.add(self.read_in - at);
+                    if let Some(r) = &mut self.residency {
+                        if let Some(at) = r.fault_at.remove(&e) {
+                            r.stays.add(r.read_in - at);
+                        }
                     }
                     if let Some(v) = self.vma.as_mut().filter(|_| *mm != 0) {
                         let vpage = (vaddr / self.page_size).wrapping_add(i);
@@ -372,8 +378,10 @@ impl EventBuilder {
                 // The window: recorded by the exact probes, else the
                 // pages this fault read, rounded up to a power of two.
                 let reads = pages_read + zero_reads + zswap_loads;
-                self.read_in += reads as u64;
-                self.fault_at.insert(entry, self.read_in);
+                if let Some(r) = &mut self.residency {
+                    r.read_in += reads as u64;
+                    r.fault_at.insert(entry, r.read_in);
+                }
                 let window = self
                     .windows
                     .remove(&entry)
@@ -446,6 +454,15 @@ impl EventBuilder {
             _ => {}
         }
     }
+}
+
+/// Pages read in by faults so far, at each swapped-in entry's fault, and
+/// pages read in between a fault and the entry's next swap-out.
+#[derive(Default)]
+pub(super) struct Residency {
+    read_in: u64,
+    fault_at: HashMap<SwapEntry, u64>,
+    stays: Percentiles,
 }
 
 /// What VMA readahead needs of the trace: the swap PTEs of each address

@@ -65,7 +65,8 @@ pub(super) fn events(
 pub fn scan(mut s: TraceStream, progress: Progress) -> ZswapScanned {
     let header = s.header().clone();
     let mut b = EventBuilder::new(header.page_size, header.mem_total_kib == 0)
-        .vma_readahead(uses_vma_readahead(&header));
+        .vma_readahead(uses_vma_readahead(&header))
+        .measure_residency();
     events(&mut s, &mut b, &mut |_| {}, &mut |s| {
         let (done, total) = s.position();
         progress("scanning", done, total)
