@@ -38,8 +38,11 @@ pub mod kind {
     /// the child's, `entry` the parent's. No record of its own: it joins
     /// the child's swap-ins to the parent's swap-outs of the pages they share.
     pub const FORK: u8 = 19;
+    /// A swap-cache folio (one written to the device, swapped in or read
+    /// ahead) was freed (`mm_page_free`): out of memory, slot kept or not.
+    pub const OUT_FREED: u8 = 20;
     /// One past the largest kind.
-    pub const COUNT: usize = 20;
+    pub const COUNT: usize = 21;
 
     /// The trace record an event of kind `k` becomes ([`super::names`]),
     /// "unknown" for none.
@@ -62,6 +65,7 @@ pub mod kind {
             COLLAPSE => names::COLLAPSE,
             // A lost fork leaves swap-ins unjoined.
             FORK => names::SWAP_FAULT,
+            OUT_FREED => names::OUT_FREED,
             _ => "unknown",
         }
     }
@@ -88,6 +92,7 @@ pub mod names {
     pub const FREE_BATCH: &str = "free_batch";
     pub const ZSWAP_OP: &str = "zswap_op";
     pub const ZAP: &str = "zap";
+    pub const OUT_FREED: &str = "out_freed";
     pub const KHUGEPAGED_SCAN: &str = "khugepaged_scan";
     pub const COLLAPSE: &str = "collapse";
     /// A VMA's bounds, first seen or changed (made by userspace).
@@ -120,6 +125,10 @@ macro_rules! kernel_constants {
             K_FOLIO_SWAP = u64::MAX,
             /// `PG_head` of `enum pageflags`.
             K_PG_HEAD = u64::MAX,
+            /// `PG_swapcache` of `enum pageflags`.
+            K_PG_SWAPCACHE = u64::MAX,
+            /// `PG_swapbacked` of `enum pageflags`.
+            K_PG_SWAPBACKED = u64::MAX,
             /// `anon_vma.rb_root.rb_root.rb_node`.
             K_ANON_VMA_ROOT = u64::MAX,
             /// `anon_vma_chain.rb`.

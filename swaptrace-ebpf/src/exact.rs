@@ -653,6 +653,13 @@ pub(crate) fn fault_read_kind(rk: u32, n: u64) -> bool {
     true
 }
 
+/// The start of this task's pending do_swap_page(), if one is.
+#[inline(always)]
+pub(crate) fn fault_start() -> Option<u64> {
+    // SAFETY: the value is copied out at once.
+    unsafe { STASH.get(key(FAULT)) }.map(|s| s.ts)
+}
+
 #[inline(always)]
 fn fault_exit(ret: u64, flags: u8) {
     if ret & VM_FAULT_RETRY != 0 {
@@ -732,8 +739,11 @@ pub fn fault_kretprobe(ctx: RetProbeContext) -> u32 {
 }
 
 #[kprobe]
-pub fn read_kprobe(_ctx: ProbeContext) -> u32 {
+pub fn read_kprobe(ctx: ProbeContext) -> u32 {
     fault_read();
+    if let Some(folio) = ctx.arg::<u64>(0) {
+        crate::swap::watch_read(folio);
+    }
     0
 }
 
@@ -750,8 +760,10 @@ pub fn fault_fexit(ctx: FExitContext) -> u32 {
 }
 
 #[fentry(function = "swap_read_folio")]
-pub fn read_fentry(_ctx: FEntryContext) -> u32 {
+pub fn read_fentry(ctx: FEntryContext) -> u32 {
     fault_read();
+    // The folio (swap_readpage()'s page on 6.1: a head page).
+    crate::swap::watch_read(ctx.arg::<u64>(0));
     0
 }
 

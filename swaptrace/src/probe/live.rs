@@ -211,6 +211,17 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
             .map(|v| v as u64)
             .map_err(|e| e.to_string()),
     );
+    for (k, name) in [
+        (K_PG_SWAPCACHE, "PG_swapcache"),
+        (K_PG_SWAPBACKED, "PG_swapbacked"),
+    ] {
+        put(
+            k,
+            btf.enum_value(Some("pageflags"), name)
+                .map(|v| v as u64)
+                .map_err(|e| e.to_string()),
+        );
+    }
     put(K_ANON_VMA_ROOT, off("anon_vma", "rb_root.rb_root.rb_node"));
     put(K_AVC_RB, off("anon_vma_chain", "rb"));
     put(K_AVC_VMA, off("anon_vma_chain", "vma"));

@@ -141,6 +141,7 @@ const FAULT_TPS: &[Req] = &[
     Req::Tracepoint("rss_stat", &["mm", "member"]),
     Req::Tracepoint("count_memcg_events", &["memcg", "item", "val"]),
     Req::Tracepoint("sched_process_fork", &["parent", "child"]),
+    Req::Tracepoint("mm_lru_insertion", &["folio"]),
     Req::Member("task_struct", "mm"),
     Req::VmEvent("PGMAJFAULT"),
     Req::VmEvent("PGFAULT"),
@@ -158,6 +159,8 @@ const FAULT_PROGS: &[Prog] = &[
     p("rss_stat", RawTracepoint, "rss_stat"),
     // Forks join a child's swap-ins to its parent's swap-outs.
     p("process_fork", RawTracepoint, "sched_process_fork"),
+    // Swap-cache folios the faults read, watched until freed.
+    p("mm_lru_insertion", RawTracepoint, "mm_lru_insertion"),
     // Reclaim brackets keep reclaim inside a fault from looking like a swap-in.
     p(
         "direct_reclaim_begin",
@@ -291,9 +294,10 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
     AttachPoint {
         metric: "swap-out",
         backend: Backend::Tracepoint,
-        attach: "vmscan:mm_vmscan_write_folio",
+        attach: crate::trace::OUT_FREED_ATTACH,
         requires: &[
             Req::Tracepoint("mm_vmscan_write_folio", &["folio"]),
+            Req::Tracepoint("mm_page_free", &["page", "order"]),
             Req::Member("folio", "swap"),
             Req::Member("folio", "mapping"),
             Req::Member("folio", "index"),
@@ -302,21 +306,25 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::Member("vm_area_struct", "vm_mm"),
             Req::Built(true),
         ],
-        progs: &[p(
-            "mm_vmscan_write_folio",
-            RawTracepoint,
-            "mm_vmscan_write_folio",
-        )],
-        note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm",
+        progs: &[
+            p(
+                "mm_vmscan_write_folio",
+                RawTracepoint,
+                "mm_vmscan_write_folio",
+            ),
+            p("mm_page_free", RawTracepoint, "mm_page_free"),
+        ],
+        note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; a written folio's free: out of the swap cache",
         seen: Some(("6.12", "7.3")),
         silences: &[],
     },
     AttachPoint {
         metric: "swap-out",
         backend: Backend::Tracepoint,
-        attach: "vmscan:mm_vmscan_write_folio (entry in folio->private, < 6.6)",
+        attach: "vmscan:mm_vmscan_write_folio + kmem:mm_page_free (entry in folio->private, < 6.6)",
         requires: &[
             Req::Tracepoint("mm_vmscan_write_folio", &["folio"]),
+            Req::Tracepoint("mm_page_free", &["page", "order"]),
             Req::Member("folio", "private"),
             Req::Member("folio", "mapping"),
             Req::Member("folio", "index"),
@@ -325,12 +333,15 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::Member("vm_area_struct", "vm_mm"),
             Req::Built(true),
         ],
-        progs: &[p(
-            "mm_vmscan_write_folio",
-            RawTracepoint,
-            "mm_vmscan_write_folio",
-        )],
-        note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm",
+        progs: &[
+            p(
+                "mm_vmscan_write_folio",
+                RawTracepoint,
+                "mm_vmscan_write_folio",
+            ),
+            p("mm_page_free", RawTracepoint, "mm_page_free"),
+        ],
+        note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; a written folio's free: out of the swap cache",
         seen: Some(("6.1", "6.1")),
         silences: &[],
     },
@@ -343,7 +354,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         metric: "swap-fault",
         backend: Backend::Tracepoint,
         attach:
-            "exceptions:page_fault_user + kmem:rss_stat(MM_SWAPENTS) + memcg:count_memcg_events",
+            "exceptions:page_fault_user + kmem:rss_stat(MM_SWAPENTS) + memcg:count_memcg_events + pagemap:mm_lru_insertion",
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "entry joined from the swap-out of the same page",

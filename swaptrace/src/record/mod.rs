@@ -298,6 +298,10 @@ impl Recorder {
                     ret: exit.then_some(ev.entry as i64),
                 })
             }
+            kind::OUT_FREED => Some(Record::OutFreed {
+                ts,
+                entry: SwapEntry::from_val(ev.entry),
+            }),
             kind::FORK => {
                 if let Some(old) = self.forked_from.insert(ev.mm, ev.entry) {
                     // The child's mm was freed and reused since.

@@ -16,6 +16,12 @@ pub fn replayed_text(t: &Loaded, r: &Replayed) -> String {
                 &r.cost,
             );
             let _ = writeln!(s, "{}", r.memory.text(t.header.page_size));
+            let cache = if t.header.records_out_freed() {
+                "the kernel's: folios leave it when the trace says they were freed"
+            } else {
+                "the model's own (this trace does not record folio frees)"
+            };
+            let _ = writeln!(s, "swap cache: {cache}");
             s
         }
         Replayed::Free(r) => super::free_replay_text(r),
@@ -35,6 +41,7 @@ pub fn replayed_json(t: &Loaded, r: &Replayed) -> serde_json::Value {
                 &r.cost,
             );
             v["memory"] = serde_json::json!(r.memory);
+            v["swap_cache_recorded"] = serde_json::json!(t.header.records_out_freed());
             v
         }
         Replayed::Free(r) => super::free_replay_json(r),

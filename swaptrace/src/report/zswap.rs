@@ -62,12 +62,14 @@ pub fn zswap_text(live: &ZswapLive, metrics: &[ZswapMetrics]) -> String {
             "not replayed: {} swap-ins of entries swapped out before the trace, {} swap-cache hits",
             m.untracked_swapins, m.cache_hits
         );
+        let dropped = m.resident_pages.map_or_else(
+            || "only where the trace records its folio freed (out_freed)".to_string(),
+            |r| format!("after {r} more pages come in"),
+        );
         let _ = writeln!(
             s,
-            "a page read from disk keeps its slot, dropped clean after {} more pages come in \
+            "a page read from disk keeps its slot, dropped clean {dropped} \
              (REREAD: disk reads of such pages)",
-            m.resident_pages
-                .map_or_else(|| "no".to_string(), |r| r.to_string()),
         );
     }
     let _ = writeln!(s);

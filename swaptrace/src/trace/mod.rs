@@ -267,6 +267,10 @@ pub enum Record {
         isolated: bool,
         status: i32,
     },
+    /// A swap-cache folio of `entry` was freed (`kmem:mm_page_free`): one
+    /// written to the device (a fault until then was minor), or one swapped
+    /// in or read ahead (its slot, if kept, is read again by the next use).
+    OutFreed { ts: u64, entry: SwapEntry },
     /// Events the probe could not deliver (ring buffer full), per record kind.
     Lost { ts: u64, what: String, count: u64 },
     /// A VMA of address space `mm`, `[start, end)`, as a swap-out first saw
@@ -300,6 +304,7 @@ impl Record {
             Record::Zap { .. } => names::ZAP,
             Record::KhugepagedScan { .. } => names::KHUGEPAGED_SCAN,
             Record::Collapse { .. } => names::COLLAPSE,
+            Record::OutFreed { .. } => names::OUT_FREED,
             Record::Lost { .. } => names::LOST,
             Record::Vma { .. } => names::VMA,
         }
@@ -360,6 +365,19 @@ pub struct Header {
     /// traces of many hosts can be told apart; absent in older traces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
+}
+
+/// The swap-out metric's attach point that also watched folio frees.
+pub const OUT_FREED_ATTACH: &str = "vmscan:mm_vmscan_write_folio + kmem:mm_page_free";
+
+impl Header {
+    /// Whether the recording sent [`Record::OutFreed`] for device-written
+    /// folios (older traces did not: their swap cache is unknown).
+    pub fn records_out_freed(&self) -> bool {
+        self.metrics
+            .iter()
+            .any(|m| m.metric == "swap-out" && m.attach.iter().any(|a| a.contains("mm_page_free")))
+    }
 }
 
 /// /sys/kernel/mm/transparent_hugepage settings: `enabled`, `defrag` and

@@ -590,6 +590,12 @@ fn row(r: &Record) -> Row<'_> {
             addr: w(*end),
             ..Row::default()
         },
+        Record::OutFreed { ts, entry } => Row {
+            ts: w(*ts),
+            dev: Some(entry.dev as i32),
+            offset: w(entry.offset),
+            ..Row::default()
+        },
     }
 }
 

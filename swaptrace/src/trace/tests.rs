@@ -142,8 +142,12 @@ fn one_of_each() -> Vec<Record> {
             start: 0x7f00_0000_0000,
             end: 0x7f00_1000_0000,
         },
+        Record::OutFreed {
+            ts: 0,
+            entry: SwapEntry { dev: 1, offset: 77 },
+        },
     ];
-    let mut seen = [false; 18];
+    let mut seen = [false; 19];
     for r in &all {
         let i = match r {
             Record::Task { .. } => 0,
@@ -164,6 +168,7 @@ fn one_of_each() -> Vec<Record> {
             Record::Collapse { .. } => 15,
             Record::Lost { .. } => 16,
             Record::Vma { .. } => 17,
+            Record::OutFreed { .. } => 18,
         };
         seen[i] = true;
     }

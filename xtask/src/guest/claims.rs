@@ -2,9 +2,9 @@
 //! counters in the traces of one kernel's `out/` directory.
 
 use super::library::{
-    free_latency, kernel_version, mode, ra_windows, read_trace, replay_free, replay_swapoff,
-    replay_zswap_text, vmstat_rows, window_columns_text, CountTable, During, FreeReplay, Loaded,
-    Origin, Record, WindowColumn,
+    free_latency, kernel_version, mode, ra_windows, read_trace, replay_free, replay_own_policy,
+    replay_swapoff, replay_zswap_text, vmstat_rows, window_columns_text, CountTable, During,
+    FreeReplay, Loaded, Origin, Record, WindowColumn,
 };
 use super::verdict::Verdict;
 use std::collections::BTreeSet;
@@ -559,6 +559,25 @@ fn same_run(v: &mut Verdict, out: &Path) {
     let (Some(fe), Some(kp)) = (fe, kp) else {
         return;
     };
+    // The trace records the kernel's swap-cache frees: its own policy
+    // replays to the kernel's counters.
+    for (name, t) in [("fentry", &fe), ("kprobe", &kp)] {
+        match replay_own_policy(t) {
+            Ok((policy, pswpin, pgmaj)) => {
+                let (kp_in, kp_maj) = (delta(t, "pswpin"), delta(t, "pgmajfault"));
+                v.check(
+                    within(pswpin as f64, kp_in as f64, 5.0)
+                        && within(pgmaj as f64, kp_maj as f64, 5.0),
+                    format!(
+                        "{name}: {policy} replayed on its own trace: pswpin {pswpin} vs {kp_in} ({:.2}% off), pgmajfault {pgmaj} vs {kp_maj} ({:.2}% off)",
+                        pct_err(pswpin as f64, kp_in as f64),
+                        pct_err(pgmaj as f64, kp_maj as f64)
+                    ),
+                );
+            }
+            Err(e) => v.fail(format!("{name}: own-policy replay"), e),
+        }
+    }
     let count = |t: &Loaded, kind: &str| t.records.iter().filter(|r| r.kind_name() == kind).count();
     for kind in ["ra_window", "cache_lookup", "swap_fault", "free_batch"] {
         let (a, b) = (count(&fe, kind), count(&kp, kind));

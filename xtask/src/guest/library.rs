@@ -81,6 +81,19 @@ pub fn replay_swapoff(full: &Loaded) -> Result<SwapoffReplay, String> {
     })
 }
 
+/// The kernel's own readahead policy replayed on `t`: its name and
+/// (pswpin, pgmajfault) replayed.
+pub fn replay_own_policy(t: &Loaded) -> Result<(&'static str, u64, u64), String> {
+    let policy = swaptrace::replay::kernel_policy(&t.header);
+    let req = ReplayRequest {
+        policies: Some(policy),
+        ..ReplayRequest::default()
+    };
+    let r = swaptrace::replay::readahead::run(t, &req).map_err(|e| e.to_string())?;
+    let m = r.results.first().ok_or("no replay")?;
+    Ok((policy, m.pswpin, m.pgmajfault))
+}
+
 /// The zswap policies replayed on `t`: the comparison table.
 pub fn replay_zswap_text(t: &Loaded) -> Result<String, String> {
     let r =

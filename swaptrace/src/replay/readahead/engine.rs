@@ -33,6 +33,10 @@ struct Model<'a> {
     /// Inside a swapoff walk: the counters also go to `so`.
     in_swapoff: bool,
     so: SwapoffMetrics,
+    /// Pages read beyond the kernel's, where the trace tells the kernel's
+    /// frees: memory was as full, so each extra page costs a reclaim (the
+    /// oldest page). Fewer reads spare none: the kernel's frees stand.
+    debt: i64,
 }
 
 /// Pages a miss brought in without device I/O, by counter.
@@ -115,11 +119,15 @@ impl Model<'_> {
                 self.slots.prefetch(&entry);
                 self.pages.prefetch(mm, vpage);
             }
+            Event::Freed { entry, .. } => self.slots.prefetch(&entry),
             Event::Swapoff { .. } | Event::Vma { .. } => {}
         }
     }
 
-    fn out(&mut self, mm: u32, vpage: u64, entry: SwapEntry, store: Store) {
+    /// A swap-out; the folio of a device write that `lingers` stays in the
+    /// swap cache, unmapped and not read ahead, until reclaim frees it
+    /// ([`Model::freed`]): a fault meanwhile is minor.
+    fn out(&mut self, ts: u64, mm: u32, vpage: u64, entry: SwapEntry, store: Store, lingers: bool) {
         // The page's previous slot, if another, was freed when it was dirtied.
         if let Some(old) = self.pages.insert((mm, vpage), entry) {
             if old != entry {
@@ -141,6 +149,33 @@ impl Model<'_> {
                 cache: Cache::No,
             },
         );
+        if lingers {
+            let gen = self.next_gen(entry);
+            let cache = Cache::Unused { ra: false, ts, gen };
+            self.slots.set_cache(&entry, cache);
+            self.resident += 1;
+        }
+    }
+
+    /// The kernel freed the swap-cache folio of `entry`: one waiting after
+    /// its write, a readahead page never used, or a clean mapped one that
+    /// reclaim dropped to its slot without a write (`__remove_mapping()`).
+    /// A dirty page's slot is gone.
+    fn freed(&mut self, entry: SwapEntry) {
+        let Some(s) = self.slots.get(&entry) else {
+            return;
+        };
+        if matches!(
+            s.cache,
+            Cache::Unused { .. } | Cache::Mapped { dirty: false, .. }
+        ) {
+            if let Cache::Unused { ra: true, .. } = s.cache {
+                self.m.pollution += 1;
+            }
+            self.resident -= 1;
+            self.n_active -= s.cache.active() as usize;
+            self.slots.set_cache(&entry, Cache::No);
+        }
     }
 
     fn drop_slot(&mut self, e: SwapEntry) {
@@ -153,11 +188,12 @@ impl Model<'_> {
     fn fault(
         &mut self,
         f: FaultCtx,
-        write: bool,
+        (write, kernel_read): (bool, u32),
         policy: &mut dyn Policy,
         scratch: &mut Vec<SwapEntry>,
     ) {
         self.m.faults += 1;
+        let reads_before = self.m.pswpin + self.m.zswpin + self.m.swpin_zero;
         let slot = match self.slots.get(&f.entry) {
             Some(s) => s,
             None => {
@@ -209,6 +245,10 @@ impl Model<'_> {
                 s.cache.set_dirty(true);
                 self.slots.set_cache(&f.entry, s.cache);
             }
+        }
+        if self.input.frees {
+            let read = self.m.pswpin + self.m.zswpin + self.m.swpin_zero - reads_before;
+            self.debt += read as i64 - kernel_read as i64;
         }
         self.evict();
     }
@@ -363,7 +403,7 @@ impl Model<'_> {
     /// mapped page that was referenced is activated, an unused readahead
     /// page or an unreferenced one goes.
     fn evict(&mut self) {
-        while self.resident > self.input.memory_pages {
+        while self.resident > self.input.memory_pages || self.debt > 0 {
             if inactive_is_low(self.resident - self.n_active, self.n_active) {
                 self.deactivate();
                 continue;
@@ -410,6 +450,7 @@ impl Model<'_> {
                     self.pages.remove(&(s.mm, s.vpage));
                 }
                 self.drop_slot(e);
+                self.debt -= (self.debt > 0) as i64;
                 continue;
             }
             if let Cache::Unused { ra, .. } = s.cache {
@@ -418,6 +459,7 @@ impl Model<'_> {
             // Its PTE holds the swap entry again (the page table kept it).
             self.slots.set_cache(&e, Cache::No);
             self.resident -= 1;
+            self.debt -= (self.debt > 0) as i64;
         }
     }
 
@@ -491,6 +533,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
         small_windows: [0; 65],
         in_swapoff: false,
         so: SwapoffMetrics::default(),
+        debt: 0,
         lru: VecDeque::new(),
         active: VecDeque::new(),
         n_active: 0,
@@ -557,18 +600,21 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
         }
         match events[i] {
             Event::Out {
+                ts,
                 mm,
                 vpage,
                 entry,
                 store,
-                ..
-            } => model.out(mm, vpage, entry, store),
+                lingers,
+            } => model.out(ts, mm, vpage, entry, store, lingers),
+            Event::Freed { entry, .. } => model.freed(entry),
             Event::Fault {
                 ts,
                 mm,
                 vpage,
                 entry,
                 write,
+                read,
             } => model.fault(
                 FaultCtx {
                     ts,
@@ -576,7 +622,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                     vpage,
                     entry,
                 },
-                write,
+                (write, read),
                 policy,
                 &mut scratch,
             ),

@@ -16,7 +16,13 @@ pub enum Event {
         vpage: u64,
         entry: SwapEntry,
         store: Store,
+        /// The folio stays in the swap cache until [`Event::Freed`] (a
+        /// device write whose freeing the recording watched).
+        lingers: bool,
     },
+    /// The folio of a swap-out of `entry` was freed: no longer in the swap
+    /// cache (`kmem:mm_page_free`).
+    Freed { ts: u64, entry: SwapEntry },
     /// A swap-in fault on a page whose swap entry is known; `write` when
     /// the fault writes.
     Fault {
@@ -25,6 +31,8 @@ pub enum Event {
         vpage: u64,
         entry: SwapEntry,
         write: bool,
+        /// Pages the kernel read for it (device, zswap and zero pages).
+        read: u32,
     },
     /// A successful swapoff of device `dev` began: `try_to_unuse()` walks
     /// the page tables and swaps in every PTE that holds one of its entries.
@@ -44,6 +52,7 @@ impl Event {
             Event::Out { ts, .. }
             | Event::Fault { ts, .. }
             | Event::Swapoff { ts, .. }
+            | Event::Freed { ts, .. }
             | Event::Vma { ts, .. } => *ts,
         }
     }
@@ -123,11 +132,14 @@ pub struct ReplayInput {
     pub bad_records: u64,
     /// What plain `cluster`/`vma` do at swapoff: the recording kernel's way.
     pub swapoff_mode: SwapoffMode,
+    /// The trace tells when the kernel freed swap-cache folios
+    /// ([`Event::Freed`]): the model's memory follows the kernel's.
+    pub frees: bool,
 }
 
 impl ReplayInput {
     pub fn from_trace(t: &Loaded, memory_pages: usize) -> Result<ReplayInput, ReplayError> {
-        let mut b = InputBuilder::new(t.header.page_size);
+        let mut b = InputBuilder::new(t.header.page_size).out_freed(t.header.records_out_freed());
         for r in &t.records {
             b.add(r);
         }
@@ -153,6 +165,8 @@ pub struct InputBuilder {
     swapoff_open: HashMap<u32, u64>,
     /// Successful swapoffs: (entry time, exit time).
     swapoffs: Vec<(u64, u64)>,
+    /// The trace records when device-written folios were freed.
+    out_freed: bool,
 }
 
 impl InputBuilder {
@@ -168,7 +182,15 @@ impl InputBuilder {
             faults: 0,
             swapoff_open: HashMap::new(),
             swapoffs: Vec::new(),
+            out_freed: false,
         }
+    }
+
+    /// Device-written folios stay in the swap cache until their
+    /// [`Record::OutFreed`] (the trace recorded them: `on`).
+    pub fn out_freed(mut self, on: bool) -> InputBuilder {
+        self.out_freed = on;
+        self
     }
 
     pub fn add(&mut self, r: &Record) {
@@ -244,6 +266,7 @@ impl InputBuilder {
                         vpage: (vaddr >> self.shift) + i,
                         entry: e,
                         store: Store::of(how),
+                        lingers: self.out_freed && Store::of(how) == Store::Device,
                     });
                 }
             }
@@ -256,6 +279,9 @@ impl InputBuilder {
                 addr,
                 entry: Some(entry),
                 write,
+                pages_read,
+                zero_reads,
+                zswap_loads,
                 ..
             } => {
                 note_max(&mut self.dev_max, entry);
@@ -265,9 +291,15 @@ impl InputBuilder {
                     vpage: addr >> self.shift,
                     entry,
                     write,
+                    read: pages_read
+                        .saturating_add(zero_reads)
+                        .saturating_add(zswap_loads),
                 });
             }
             Record::SwapFault { entry: None, .. } => self.unknown_faults += 1,
+            Record::OutFreed { ts, entry } if self.out_freed && entry.plausible() => {
+                out.push(Event::Freed { ts, entry })
+            }
             Record::Vma { ts, mm, start, end } if end > start => out.push(Event::Vma {
                 ts,
                 mm,
@@ -357,6 +389,7 @@ impl InputBuilder {
             unknown_swapoffs,
             bad_records: self.bad_records,
             swapoff_mode: SwapoffMode::LookupStats,
+            frees: self.out_freed,
         }
     }
 
@@ -380,6 +413,7 @@ impl InputBuilder {
             unknown_swapoffs,
             bad_records: self.bad_records,
             swapoff_mode: SwapoffMode::LookupStats,
+            frees: self.out_freed,
         })
     }
 }

@@ -370,7 +370,7 @@ impl Pte {
 
     fn pack(e: SwapEntry) -> Option<u32> {
         let v = (e.dev as u64) << Self::OFFSET_BITS | e.offset;
-        (e.offset < 1 << Self::OFFSET_BITS && v + 1 < Self::WIDE as u64).then_some(v as u32 + 1)
+        (e.offset < 1 << Self::OFFSET_BITS && v + 1 < Self::WIDE as u64).then(|| v as u32 + 1)
     }
 
     fn unpack(v: u32) -> Option<SwapEntry> {

@@ -41,7 +41,8 @@ pub(super) struct Plan {
 }
 
 fn plan(mut s: TraceStream, progress: &mut dyn FnMut(&TraceStream)) -> (Plan, StreamEnd) {
-    let mut builder = InputBuilder::new(s.header().page_size);
+    let h = s.header();
+    let mut builder = InputBuilder::new(h.page_size).out_freed(h.records_out_freed());
     let mut scratch = Vec::new();
     let mut mins = Vec::new();
     let mut costs = FaultCosts::default();
@@ -91,9 +92,9 @@ pub(super) struct Sorter<'a> {
 }
 
 impl<'a> Sorter<'a> {
-    pub(super) fn new(page_size: u64, plan: &'a Plan) -> Sorter<'a> {
+    pub(super) fn new(header: &Header, plan: &'a Plan) -> Sorter<'a> {
         Sorter {
-            builder: InputBuilder::new(page_size),
+            builder: InputBuilder::new(header.page_size).out_freed(header.records_out_freed()),
             pending: Vec::new(),
             swapoffs: &plan.swapoffs,
             next_swapoff: 0,
@@ -233,7 +234,7 @@ fn fan_out(
             let h = scope.spawn(move || replay_batches(input, slots, p.as_mut(), rx.into_iter()));
             handles.push((name, h));
         }
-        let mut sorter = Sorter::new(s.header().page_size, plan);
+        let mut sorter = Sorter::new(s.header(), plan);
         let send = |events: Vec<Event>| {
             if events.is_empty() {
                 return;

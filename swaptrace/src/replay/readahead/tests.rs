@@ -24,6 +24,7 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
             } else {
                 Store::Device
             },
+            lingers: false,
         });
     }
     let slot_of: HashMap<u64, u64> = order
@@ -42,6 +43,7 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
                 offset: slot_of[&p],
             },
             write: false,
+            read: 0,
         });
     }
     ReplayInput {
@@ -53,6 +55,7 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
         unknown_swapoffs: 0,
         bad_records: 0,
         swapoff_mode: SwapoffMode::LookupStats,
+        frees: false,
     }
 }
 
@@ -256,6 +259,7 @@ fn out_then_fault(
                     offset: offset0 + p,
                 },
                 store,
+                lingers: false,
             });
         }
     }
@@ -271,6 +275,7 @@ fn out_then_fault(
                 offset: offset0 + vpage - first,
             },
             write: false,
+            read: 0,
         });
     }
     ReplayInput {
@@ -282,6 +287,7 @@ fn out_then_fault(
         unknown_swapoffs: 0,
         bad_records: 0,
         swapoff_mode: SwapoffMode::LookupStats,
+        frees: false,
     }
 }
 
@@ -703,6 +709,7 @@ fn run_adds_the_other_kernels_swapoff_when_the_trace_has_one() {
     );
 }
 
+mod cache;
 /// A swap-out record of one page at `offset` (or `nr` pages).
 // Input no kernel could make: bounded, never expanded.
 mod hostile;

@@ -51,6 +51,8 @@ pub enum ZswapEvent {
     },
     /// Direct or memcg reclaim began (`begin`) or ended.
     Reclaim { ts: u64, begin: bool },
+    /// The kernel freed the swap-cache folio of `entry` (`out_freed`).
+    Freed { ts: u64, entry: SwapEntry },
 }
 
 impl ZswapEvent {
@@ -60,7 +62,8 @@ impl ZswapEvent {
             | ZswapEvent::In { ts, .. }
             | ZswapEvent::Ahead { ts, .. }
             | ZswapEvent::CacheHit { ts, .. }
-            | ZswapEvent::Reclaim { ts, .. } => ts,
+            | ZswapEvent::Reclaim { ts, .. }
+            | ZswapEvent::Freed { ts, .. } => ts,
         }
     }
 }
@@ -127,19 +130,22 @@ pub struct ZswapInput {
 impl ZswapInput {
     /// Events from `records`; `page_size` 0 is taken as 4096.
     pub fn from_records(records: &[Record], page_size: u64) -> Result<ZswapInput, ZswapError> {
-        Self::read_ahead_by(records, page_size, false)
+        let frees = records.iter().any(|r| matches!(r, Record::OutFreed { .. }));
+        Self::read_ahead_by(records, page_size, false, frees)
     }
 
     /// [`from_records`](Self::from_records), reading ahead by virtual
-    /// address (`vma`, as `swap_vma_readahead()`) or by swap offset.
+    /// address (`vma`, as `swap_vma_readahead()`) or by swap offset;
+    /// `frees`: the records tell when pages left memory.
     pub fn read_ahead_by(
         records: &[Record],
         page_size: u64,
         vma: bool,
+        frees: bool,
     ) -> Result<ZswapInput, ZswapError> {
         let mut b = EventBuilder::new(page_size, true)
             .vma_readahead(vma)
-            .measure_residency();
+            .measure_residency(frees);
         let mut events = Vec::new();
         for r in records {
             b.convert(r, &mut events);
@@ -163,7 +169,12 @@ impl ZswapInput {
     /// Events of a loaded trace, with its memory figure and vmstat deltas.
     pub fn from_loaded(t: &Loaded) -> Result<ZswapInput, ZswapError> {
         let vma = uses_vma_readahead(&t.header);
-        let mut input = ZswapInput::read_ahead_by(&t.records, t.header.page_size, vma)?;
+        let mut input = ZswapInput::read_ahead_by(
+            &t.records,
+            t.header.page_size,
+            vma,
+            t.header.records_out_freed(),
+        )?;
         input.memory_pages = recorded(&t.header, t.footer.as_ref(), &mut input.live);
         Ok(input)
     }
@@ -212,6 +223,7 @@ pub(super) struct EventBuilder {
     /// How long a swapped-in page stays resident; None: not measured (the
     /// replay pass of a streamed trace, which has it from the first).
     residency: Option<Residency>,
+    frees: bool,
     /// Earliest and latest time of writebacks and zswap ops, and of events.
     others: (u64, u64),
     events: (u64, u64),
@@ -235,6 +247,7 @@ impl EventBuilder {
             windows: HashMap::new(),
             vma: None,
             residency: None,
+            frees: false,
             others: (u64::MAX, 0),
             events: (u64::MAX, 0),
         }
@@ -246,9 +259,16 @@ impl EventBuilder {
         self
     }
 
-    /// Measures [`resident_pages`](Self::resident_pages).
-    pub(super) fn measure_residency(mut self) -> EventBuilder {
-        self.residency = Some(Residency::default());
+    /// Measures [`resident_pages`](Self::resident_pages), unless the trace
+    /// tells when pages left memory (`frees`: [`ZswapEvent::Freed`]).
+    pub(super) fn measure_residency(mut self, frees: bool) -> EventBuilder {
+        self.residency = (!frees).then(Residency::default);
+        self.follow_frees(frees)
+    }
+
+    /// Sends [`ZswapEvent::Freed`] for the trace's `out_freed` records.
+    pub(super) fn follow_frees(mut self, on: bool) -> EventBuilder {
+        self.frees = on;
         self
     }
 
@@ -451,6 +471,13 @@ impl EventBuilder {
                 self.others = (self.others.0.min(*ts), self.others.1.max(*ts));
             }
             Record::Lost { count, .. } => live.lost += count,
+            Record::OutFreed { ts, entry } if self.frees && entry.plausible() => {
+                let ev = ZswapEvent::Freed {
+                    ts: *ts,
+                    entry: *entry,
+                };
+                emit(&mut self.events, out, ev);
+            }
             _ => {}
         }
     }

@@ -115,6 +115,9 @@ pub(super) enum Slot {
     /// Read from disk at this page-in count, its data still in the slot:
     /// a read fault keeps the slot, and reclaim drops the page clean.
     OnDisk(u64),
+    /// Such a page the kernel freed (a recorded `out_freed`): out of
+    /// memory, its data in the slot.
+    Dropped,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -256,7 +259,7 @@ impl Sim {
     /// memory (a page read from disk is until `resident` more pages came in).
     fn holds(&self, entry: SwapEntry) -> bool {
         match self.slots.get(&entry) {
-            Some(Slot::Pool(_) | Slot::WrittenBack | Slot::Rejected) => true,
+            Some(Slot::Pool(_) | Slot::WrittenBack | Slot::Rejected | Slot::Dropped) => true,
             Some(&Slot::OnDisk(at)) => self.pagein.saturating_sub(at) > self.resident,
             _ => false,
         }
@@ -287,7 +290,7 @@ impl Sim {
                 self.m.disk_swapins_not_stored += 1;
                 false
             }
-            Some(Slot::OnDisk(_)) => {
+            Some(Slot::OnDisk(_) | Slot::Dropped) => {
                 self.m.disk_swapins_reread += 1;
                 false
             }
@@ -311,6 +314,14 @@ impl Sim {
         Some(hit)
     }
 
+    /// The kernel freed the page of `entry`: one read from disk is out of
+    /// memory now, its slot readable again.
+    fn freed(&mut self, entry: SwapEntry) {
+        if let Some(s @ Slot::OnDisk(_)) = self.slots.get_mut(&entry) {
+            *s = Slot::Dropped;
+        }
+    }
+
     /// A fault that found the page in the swap cache: a pool entry is
     /// dropped; a page whose data is on disk is mapped, resident again,
     /// and a write fault frees its slot.
@@ -321,7 +332,9 @@ impl Sim {
                 self.lru.remove(i);
                 self.m.cache_hit_drops += 1;
             }
-            Some(Slot::WrittenBack | Slot::Rejected | Slot::OnDisk(_)) if !write => {
+            Some(Slot::WrittenBack | Slot::Rejected | Slot::OnDisk(_) | Slot::Dropped)
+                if !write =>
+            {
                 self.slots.insert(entry, Slot::OnDisk(self.pagein));
             }
             Some(s @ Slot::Zero) if !write => {
@@ -591,6 +604,7 @@ impl Replayer {
                 }
             }
             ZswapEvent::CacheHit { entry, write, .. } => sim.cache_hit(entry, write),
+            ZswapEvent::Freed { entry, .. } => sim.freed(entry),
             ZswapEvent::Reclaim { begin: true, .. } if policy.dynamic() => sim.do_shrink_slab(),
             ZswapEvent::Reclaim { .. } => {}
         }

@@ -66,7 +66,7 @@ pub fn scan(mut s: TraceStream, progress: Progress) -> ZswapScanned {
     let header = s.header().clone();
     let mut b = EventBuilder::new(header.page_size, header.mem_total_kib == 0)
         .vma_readahead(uses_vma_readahead(&header))
-        .measure_residency();
+        .measure_residency(header.records_out_freed());
     events(&mut s, &mut b, &mut |_| {}, &mut |s| {
         let (done, total) = s.position();
         progress("scanning", done, total)
@@ -106,7 +106,8 @@ impl ZswapScanned {
         }
         let span = self.span;
         let mut b = EventBuilder::new(self.header.page_size, false)
-            .vma_readahead(uses_vma_readahead(&self.header));
+            .vma_readahead(uses_vma_readahead(&self.header))
+            .follow_frees(self.header.records_out_freed());
         let metrics = fan_out(
             &policies,
             |pol, batches| {

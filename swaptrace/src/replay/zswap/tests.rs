@@ -590,6 +590,43 @@ fn a_page_read_from_disk_keeps_its_slot_until_a_write_fault() {
     assert_eq!(reads("resident-pages=2"), (4, 0));
 }
 
+/// With the kernel's frees recorded, a page read from disk stays in memory
+/// until its `out_freed`, whatever the page count: readahead reads it again
+/// only after.
+#[test]
+fn a_page_read_from_disk_is_read_again_only_once_the_kernel_freed_it() {
+    let freed = |ts: u64, offset: u64| Record::OutFreed {
+        ts,
+        entry: e(offset),
+    };
+    let recs = |free_21: bool| {
+        let mut v = vec![
+            out(1, 20, OutKind::Io),
+            out(1, 21, OutKind::Io),
+            freed(1, 20),
+            freed(1, 21),
+            // Window 2: 20 and 21 from disk; 21 kept in memory.
+            read_fault(2, 20, 2, true),
+            out(4, 20, OutKind::Io),
+            freed(4, 20),
+        ];
+        if free_21 {
+            v.push(freed(4, 21));
+        }
+        // 21 again as readahead, if the kernel freed it.
+        v.push(read_fault(5, 20, 2, true));
+        v
+    };
+    let reads = |r: &[Record]| {
+        let input = ZswapInput::from_records(r, 4096).expect("input");
+        assert_eq!(input.resident_pages, None, "no estimate: the frees tell");
+        let m = &run(r, &params(&["pool-pages=0"]))[3];
+        (m.disk_swapins, m.disk_swapins_reread)
+    };
+    assert_eq!(reads(&recs(true)), (4, 1));
+    assert_eq!(reads(&recs(false)), (3, 0));
+}
+
 #[test]
 fn residency_is_the_median_from_a_swap_in_to_the_next_swap_out() {
     let mut recs = vec![out(1, 10, OutKind::Io), read_fault(2, 10, 1, false)];
@@ -638,7 +675,7 @@ fn vma_readahead_reads_the_neighbouring_addresses_not_offsets() {
             write: false,
         },
     ];
-    let vma = ZswapInput::read_ahead_by(&recs, 4096, true).expect("input");
+    let vma = ZswapInput::read_ahead_by(&recs, 4096, true, false).expect("input");
     // swap_vma_ra_win(): window 4 around page 5 is pages 4..8.
     let ahead: Vec<u64> = vma
         .events
@@ -655,7 +692,7 @@ fn vma_readahead_reads_the_neighbouring_addresses_not_offsets() {
         3
     );
     // By offset: 100..104 holds only the fault's own page (and 101).
-    let cluster = ZswapInput::read_ahead_by(&recs, 4096, false).expect("input");
+    let cluster = ZswapInput::read_ahead_by(&recs, 4096, false, false).expect("input");
     assert_eq!(
         replay(&cluster, &[ZswapPolicy::NoShrinker], &p)[0].disk_swapins,
         2

@@ -23,6 +23,7 @@ const K_ZAP: u8 = 15;
 const K_KHUGEPAGED_SCAN: u8 = 16;
 const K_COLLAPSE: u8 = 17;
 const K_VMA: u8 = 18;
+const K_OUT_FREED: u8 = 19;
 
 const PAGE_SHIFT: u32 = 12;
 
@@ -34,6 +35,7 @@ pub struct DeltaState {
     out_off: u64,
     fault_page: u64,
     fault_off: u64,
+    freed_off: u64,
 }
 
 fn put(buf: &mut Vec<u8>, mut v: u64) {
@@ -330,6 +332,12 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             put(&mut b, *start);
             put(&mut b, end.wrapping_sub(*start));
             K_VMA
+        }
+        Record::OutFreed { ts, entry } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, entry.dev as u64);
+            put_delta(&mut b, &mut st.freed_off, entry.offset);
+            K_OUT_FREED
         }
     };
     buf.push(kind);
@@ -731,6 +739,13 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                     .ok_or(Bad::Field("VMA end past 2^64"))?,
             }
         }
+        K_OUT_FREED => Record::OutFreed {
+            ts: c.delta(&mut st.ts)?,
+            entry: SwapEntry {
+                dev: narrow::<u8>(c.var()?, "bad swap type")?,
+                offset: c.delta(&mut st.freed_off)?,
+            },
+        },
         _ => return Ok(None),
     };
     Ok(Some(rec))

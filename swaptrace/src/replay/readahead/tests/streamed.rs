@@ -116,7 +116,13 @@ fn streamed_events_are_the_whole_traces_in_the_same_order() {
         .count();
     assert_eq!((swapoffs, whole.unknown_swapoffs), (1, 0));
     let plan = plan_for_tests(TraceStream::open(&path).unwrap());
-    let mut sorter = Sorter::new(4096, &plan);
+    let mut sorter = Sorter::new(
+        &crate::trace::Header {
+            page_size: 4096,
+            ..Default::default()
+        },
+        &plan,
+    );
     let mut streamed = Vec::new();
     let mut s = TraceStream::open(&path).unwrap();
     let mut largest = 0;
