@@ -1,4 +1,5 @@
 //! swaptrace eBPF programs: the tracepoint-derived backend (`swap`), the
+//! swap cache's folios and their frees (`cache`), the
 //! exact fentry/fexit and kprobe programs (`exact`), and the programs only
 //! loaded to learn what the kernel allows (`trial`).
 //!
@@ -10,6 +11,7 @@
 #![no_std]
 #![no_main]
 
+mod cache;
 mod exact;
 mod konst;
 mod owner;

@@ -102,53 +102,6 @@ pub(crate) fn task_tgid(task: u64) -> Option<u32> {
 #[map]
 static ZAP_LAST: LruHashMap<u64, i64> = LruHashMap::with_max_entries(16384, 0);
 
-/// Swap-cache folios by address, with their swap entry: written to the
-/// device (they stay in the swap cache until reclaim frees them), swapped
-/// in or read ahead (a clean one may be freed with its slot kept).
-#[map]
-static LEAVING: LruHashMap<u64, Written> = LruHashMap::with_max_entries(1 << 17, 0);
-
-/// A bit per struct page (64 bytes) of the watched folios, modulo 2^23
-/// pages (32 GiB): a page free tests one bit, not a hash lookup.
-const WATCH_BITS: u64 = 1 << 23;
-#[map]
-static WATCH: Array<u64> = Array::with_max_entries((WATCH_BITS / 64) as u32, 0);
-
-/// The word of `WATCH` and the bit of the page at `page`.
-#[inline(always)]
-fn watch_bit(page: u64) -> (u32, u64) {
-    let i = (page >> 6) & (WATCH_BITS - 1);
-    ((i >> 6) as u32, 1u64 << (i & 63))
-}
-
-/// Watches the swap-cache folio at `folio`, of swap entry `entry`, until
-/// it is freed.
-#[inline(always)]
-fn watch(folio: u64, entry: u64, ts: u64) {
-    let _ = LEAVING.insert(folio, Written { entry, ts }, 0);
-    let (word, bit) = watch_bit(folio);
-    if let Some(w) = WATCH.get_ptr_mut(word) {
-        // SAFETY: an array slot; a lost race costs one lookup or one free.
-        unsafe { *w |= bit };
-    }
-}
-
-/// Watches a folio being read from swap (an exact backend's swap-in and
-/// readahead reads): its entry is set before the read.
-#[inline(always)]
-pub(crate) fn watch_read(folio: u64) {
-    if let Some(swap) = read_u64(folio, g(&K_FOLIO_SWAP)).filter(|&s| s != 0) {
-        watch(folio, swap, unsafe { bpf_ktime_get_ns() });
-    }
-}
-
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct Written {
-    entry: u64,
-    ts: u64,
-}
-
 /// Address spaces of selected tasks, so swap-outs (done by the reclaimer,
 /// often another task) can be filtered when a filter is set.
 #[map]
@@ -785,68 +738,17 @@ fn swap_out(folio: u64) {
     }
     // Zswap and zero-filled folios are freed as soon as written.
     if ev.flags & (flag::OUT_ZSWAP | flag::OUT_ZERO) == 0 {
-        watch(folio.base, swap, ev.ts_ns);
+        crate::cache::watch(folio.base, swap, ev.ts_ns);
     }
     emit(ev);
 }
 
-/// Args: (folio). A folio added to an LRU list: one in the swap cache (a
-/// swap-in or a readahead page, with the tracepoint fault machinery) is
-/// watched until freed, as a written one.
-#[raw_tracepoint(tracepoint = "mm_lru_insertion")]
-pub fn mm_lru_insertion(ctx: RawTracePointContext) -> i32 {
-    if !holds_swap((bpf_get_current_pid_tgid() >> 32) as u32) {
-        return 0;
-    }
-    let (cache, backed) = (g(&K_PG_SWAPCACHE), g(&K_PG_SWAPBACKED));
-    if cache >= 64 || backed >= 64 {
-        return 0;
-    }
-    // folio_test_swapcache(): PG_swapcache is PG_checked in a file folio.
-    let want = (1u64 << cache) | (1u64 << backed);
-    let folio = ctx.arg::<u64>(0);
-    let flags = read_u64(folio, g(&K_FOLIO_FLAGS)).unwrap_or(0);
-    if flags & want != want {
-        return 0;
-    }
-    watch_read(folio);
-    0
-}
-
-/// Args: (page, order). Every page freed; only the watched swap-cache
-/// folios (a bit, then a lookup) send an event.
-#[raw_tracepoint(tracepoint = "mm_page_free")]
-pub fn mm_page_free(ctx: RawTracePointContext) -> i32 {
-    let page = ctx.arg::<u64>(0);
-    let (word, bit) = watch_bit(page);
-    let Some(bits) = WATCH.get_ptr_mut(word) else {
-        return 0;
-    };
-    // SAFETY: an array slot.
-    if unsafe { *bits } & bit == 0 {
-        return 0;
-    }
-    // SAFETY: the value is copied out at once.
-    let Some(&w) = (unsafe { LEAVING.get(page) }) else {
-        return 0;
-    };
-    let _ = LEAVING.remove(page);
-    // SAFETY: as above; a folio 32 GiB of pages apart may share the bit.
-    unsafe { *bits &= !bit };
-    // Freed by a fault's own reclaim (its readahead's allocations): stamped
-    // with the fault's start, so that it precedes the fault's reads (not
-    // its own write, made in the same reclaim).
+/// The start of this task's fault, while one is traced here.
+#[inline(always)]
+pub(crate) fn traced_fault_start() -> Option<u64> {
     // SAFETY: this task's slot.
-    let traced = task_get(tid())
-        .and_then(|s| unsafe { ((*s).fault_active == FAULT_TRACED).then_some((*s).fault_ts) });
-    let ts = traced
-        .or_else(crate::exact::fault_start)
-        .unwrap_or_else(|| unsafe { bpf_ktime_get_ns() })
-        .max(w.ts);
-    let mut ev = event(kind::OUT_FREED, ts);
-    ev.entry = w.entry;
-    emit(ev);
-    0
+    task_get(tid())
+        .and_then(|s| unsafe { ((*s).fault_active == FAULT_TRACED).then_some((*s).fault_ts) })
 }
 
 /// The kind of this task's next swap-out, from an exact probe.

@@ -151,6 +151,17 @@ const FAULT_TPS: &[Req] = &[
 use super::table_exact::{FREE_RANGE, SWAPOFF_EXACT, SWAP_CACHE_HIT_618, ZSWAP_WB_CB};
 use ProgKind::{Fentry, Fexit, Kprobe, Kretprobe, RawTracepoint};
 
+/// The swap-out tracepoint and the free of the folio it wrote.
+const SWAP_OUT_PROGS: &[Prog] = &[
+    p(
+        "mm_vmscan_write_folio",
+        RawTracepoint,
+        "mm_vmscan_write_folio",
+    ),
+    p("mm_page_free", RawTracepoint, "mm_page_free"),
+];
+const SWAP_OUT_NOTE: &str = "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; a swap-cache folio's free (mm_page_free)";
+
 /// The tracepoint-derived fault machinery, shared by several metrics.
 const FAULT_PROGS: &[Prog] = &[
     p("page_fault_user", RawTracepoint, "page_fault_user"),
@@ -306,15 +317,8 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::Member("vm_area_struct", "vm_mm"),
             Req::Built(true),
         ],
-        progs: &[
-            p(
-                "mm_vmscan_write_folio",
-                RawTracepoint,
-                "mm_vmscan_write_folio",
-            ),
-            p("mm_page_free", RawTracepoint, "mm_page_free"),
-        ],
-        note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; a written folio's free: out of the swap cache",
+        progs: SWAP_OUT_PROGS,
+        note: SWAP_OUT_NOTE,
         seen: Some(("6.12", "7.3")),
         silences: &[],
     },
@@ -333,15 +337,8 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::Member("vm_area_struct", "vm_mm"),
             Req::Built(true),
         ],
-        progs: &[
-            p(
-                "mm_vmscan_write_folio",
-                RawTracepoint,
-                "mm_vmscan_write_folio",
-            ),
-            p("mm_page_free", RawTracepoint, "mm_page_free"),
-        ],
-        note: "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; a written folio's free: out of the swap cache",
+        progs: SWAP_OUT_PROGS,
+        note: SWAP_OUT_NOTE,
         seen: Some(("6.1", "6.1")),
         silences: &[],
     },

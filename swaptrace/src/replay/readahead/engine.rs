@@ -33,9 +33,11 @@ struct Model<'a> {
     /// Inside a swapoff walk: the counters also go to `so`.
     in_swapoff: bool,
     so: SwapoffMetrics,
-    /// Pages read beyond the kernel's, where the trace tells the kernel's
-    /// frees: memory was as full, so each extra page costs a reclaim (the
-    /// oldest page). Fewer reads spare none: the kernel's frees stand.
+    /// Where the trace tells the kernel's frees: the pages this model
+    /// holds beyond the kernel's (reads beyond the kernel's, pages the
+    /// kernel freed that it keeps, less the kernel's pages it never had).
+    /// Memory was as full: above 0 each page costs a reclaim of the
+    /// oldest; below 0 a page the kernel freed stays.
     debt: i64,
 }
 
@@ -165,17 +167,28 @@ impl Model<'_> {
         let Some(s) = self.slots.get(&entry) else {
             return;
         };
-        if matches!(
+        if !matches!(
             s.cache,
             Cache::Unused { .. } | Cache::Mapped { dirty: false, .. }
         ) {
-            if let Cache::Unused { ra: true, .. } = s.cache {
-                self.m.pollution += 1;
+            if !s.cache.resident() {
+                // The kernel's page, never this model's: memory evens out.
+                self.debt += 1;
             }
-            self.resident -= 1;
-            self.n_active -= s.cache.active() as usize;
-            self.slots.set_cache(&entry, Cache::No);
+            return;
         }
+        if self.debt < 0 {
+            // The memory the kernel's extra reads took is free here: the
+            // page stays.
+            self.debt += 1;
+            return;
+        }
+        if let Cache::Unused { ra: true, .. } = s.cache {
+            self.m.pollution += 1;
+        }
+        self.resident -= 1;
+        self.n_active -= s.cache.active() as usize;
+        self.slots.set_cache(&entry, Cache::No);
     }
 
     fn drop_slot(&mut self, e: SwapEntry) {

@@ -124,3 +124,29 @@ fn reads_beyond_the_kernel_s_reclaim_the_oldest_pages() {
     let m = replay_of(&records, false, "fixed:8");
     assert_eq!((m.pgmajfault, m.pswpin, m.pollution), (1, 8, 0));
 }
+
+/// The kernel read 16 pages where the policy reads 8: memory has room for
+/// 8 more here, so a page the kernel then frees (slot 1, read ahead) stays,
+/// and its fault is a readahead hit. With the kernel's 8, it goes. With 9,
+/// one of which the kernel freed before (slot 100, never this model's),
+/// memory is even again, and it goes too.
+#[test]
+fn reads_below_the_kernel_s_keep_pages_the_kernel_freed() {
+    let run_with = |kernel_read: u32, kernel_had_100: bool| {
+        let mut records = on_disk(8);
+        records.push(out(17, 0x1100, 100));
+        records.push(freed(18, 100));
+        records.push(fault(20, 0x1000, 0, kernel_read));
+        if kernel_had_100 {
+            records.push(freed(21, 100));
+        }
+        records.push(freed(22, 1));
+        records.push(fault(23, 0x1001, 1, 1));
+        let m = replay_of(&records, true, "fixed:8");
+        (m.pgmajfault, m.swap_ra_hit, m.pollution)
+    };
+    assert_eq!(run_with(16, false), (1, 1, 0));
+    assert_eq!(run_with(8, false), (2, 0, 1));
+    assert_eq!(run_with(9, true), (2, 0, 1));
+    assert_eq!(run_with(9, false), (1, 1, 0));
+}

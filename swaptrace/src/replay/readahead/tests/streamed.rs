@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 /// Two devices; faults recorded late (some far behind their chunk, across
 /// chunk boundaries), equal timestamps, a failed swapoff and a successful
-/// one of device 1, whose entries all come before it.
+/// one of device 1, whose entries all come before it; the folios of a
+/// third of the swap-outs and of some faults freed (`OutFreed`).
 fn records() -> Vec<Record> {
     let mut v = vec![Record::AddressSpace { mm: 1, pid: 1 }];
     let mut x = 12345u64;
@@ -38,6 +39,15 @@ fn records() -> Vec<Record> {
             nr: 1,
             how: OutKind::Io,
         });
+        if i % 3 == 0 {
+            v.push(Record::OutFreed {
+                ts: 1_000 + i * 10 + rnd() % 50_000,
+                entry: SwapEntry {
+                    dev,
+                    offset: 1 + i % (pages / 2),
+                },
+            });
+        }
     }
     let t0 = 1_000 + pages * 10;
     let syscall = |ts, ret| Record::Syscall {
@@ -70,6 +80,15 @@ fn records() -> Vec<Record> {
             zswap_loads: 0,
             write: false,
         });
+        if k % 7 == 0 {
+            v.push(Record::OutFreed {
+                ts: ts + rnd() % 2_000,
+                entry: SwapEntry {
+                    dev: 0,
+                    offset: 1 + i,
+                },
+            });
+        }
         if k == 100 {
             v.push(syscall(ts, None));
             v.push(syscall(ts + 5, Some(-16)));
@@ -86,6 +105,12 @@ fn write(path: &Path, recs: &[Record]) {
         page_size: 4096,
         kernel_release: "6.6.0".into(),
         memory_limit_bytes: Some(4096 * 4096),
+        metrics: vec![crate::trace::MetricSource {
+            metric: "swap-out".into(),
+            backend: Some("tracepoint".into()),
+            attach: vec![crate::trace::OUT_FREED_ATTACH.into()],
+            missing: None,
+        }],
         ..Header::default()
     };
     let mut w = TraceWriter::create(path, &h).unwrap();
@@ -116,13 +141,13 @@ fn streamed_events_are_the_whole_traces_in_the_same_order() {
         .count();
     assert_eq!((swapoffs, whole.unknown_swapoffs), (1, 0));
     let plan = plan_for_tests(TraceStream::open(&path).unwrap());
-    let mut sorter = Sorter::new(
-        &crate::trace::Header {
-            page_size: 4096,
-            ..Default::default()
-        },
-        &plan,
-    );
+    assert!(whole.frees);
+    let frees = whole
+        .events
+        .iter()
+        .filter(|e| matches!(e, super::Event::Freed { .. }));
+    assert!(frees.count() > 10_000);
+    let mut sorter = Sorter::new(&t.header, &plan);
     let mut streamed = Vec::new();
     let mut s = TraceStream::open(&path).unwrap();
     let mut largest = 0;
