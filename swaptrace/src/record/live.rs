@@ -434,9 +434,14 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         }
         Err(e) => failure = failure.or(Some(e.into())),
     }
-    // Runs the kernel skipped are events lost too.
+    const FREE_PROGRAM: &str = "mm_page_free";
+    // Runs the kernel skipped are events lost too, but for the page-free
+    // program, which sees every page freed and sends for a few.
+    let mut frees_unseen = 0;
     for p in probe.run_stats() {
-        if p.recursion_misses > 0 {
+        if p.program == FREE_PROGRAM {
+            frees_unseen += p.recursion_misses;
+        } else if p.recursion_misses > 0 {
             let what = format!("{} (recursion)", p.program);
             rec.lost_one(end, what, p.recursion_misses, &mut out);
         }
@@ -452,7 +457,14 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         zswap_pool: samples.zswap_pool,
         footprint: samples.footprint,
         memcg: samples.memcg,
+        frees_unseen,
     };
+    if frees_unseen > 0 && !opts.quiet {
+        eprintln!(
+            "swaptrace: {frees_unseen} page frees unseen (mm_page_free skipped while it ran on that CPU); \
+             a watched swap-cache folio among them stays in the replay's swap cache"
+        );
+    }
     let bytes = writer.finish(&footer)?;
     written?;
     if let Some(b) = bar {

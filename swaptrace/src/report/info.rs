@@ -232,6 +232,12 @@ impl TraceInfo {
             s.swap_out_pages, s.swap_out_io, s.swap_out_zero, s.swap_out_zswap, s.swap_out_unknown
         );
         let _ = writeln!(o, "lost        {} events", s.lost_total());
+        if let Some(n) = t.footer.as_ref().map(|f| f.frees_unseen).filter(|&n| n > 0) {
+            let _ = writeln!(
+                o,
+                "unseen      {n} page frees (mm_page_free skipped by the kernel's recursion guard)"
+            );
+        }
         if let Some(f) = &t.footer {
             let _ = writeln!(
                 o,

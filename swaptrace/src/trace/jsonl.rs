@@ -547,6 +547,7 @@ mod tests {
                     usage_kib: 1000,
                     anon_kib: 900,
                 }],
+                frees_unseen: 4,
             }),
             problems: Vec::new(),
             skipped: 0,

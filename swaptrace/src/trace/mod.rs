@@ -520,6 +520,16 @@ pub struct Footer {
     /// replay's memory is worked from ([`ReplayMemory`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub memcg: Vec<MemcgSample>,
+    /// Page frees the kernel did not run `mm_page_free` for (its recursion
+    /// guard: a free in an interrupt while the program ran on that CPU).
+    /// Nearly all are of pages never watched; a watched folio among them
+    /// stays in the replay's swap cache. Not lost events: none was made.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub frees_unseen: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// A process's memory at one instant, KiB (/proc/PID/smaps_rollup).
