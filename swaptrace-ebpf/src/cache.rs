@@ -11,7 +11,7 @@ use aya_ebpf::{
 use swaptrace_common::kind;
 
 use crate::konst::*;
-use crate::swap::{emit, event, g, read_u64, traced_fault_start};
+use crate::swap::{emit, event, g, read_u64, selected, traced_fault_start};
 
 /// Swap-cache folios by address, with their swap entry: written to the
 /// device (they stay in the swap cache until reclaim frees them), swapped
@@ -45,9 +45,13 @@ pub(crate) fn watch(folio: u64, entry: u64, ts: u64) {
 }
 
 /// Watches a folio being read from swap (an exact backend's swap-in and
-/// readahead reads): its entry is set before the read.
+/// readahead reads) or added to the LRU from the swap cache, in a task the
+/// recording selects: its entry is set before the read.
 #[inline(always)]
 pub(crate) fn watch_read(folio: u64) {
+    if !selected() {
+        return;
+    }
     if let Some(swap) = read_u64(folio, g(&K_FOLIO_SWAP)).filter(|&s| s != 0) {
         watch(folio, swap, unsafe { bpf_ktime_get_ns() });
     }

@@ -109,7 +109,10 @@ impl Recorder {
     /// Appends the records for one event to `out`.
     pub fn ingest(&mut self, ev: &RawEvent, out: &mut Vec<Record>) {
         let start = out.len();
-        self.first_sight(ev, out);
+        // A folio's free names no task of the trace (any task may free it).
+        if ev.kind != kind::OUT_FREED {
+            self.first_sight(ev, out);
+        }
         let (ts, tid) = (ev.ts_ns, ev.tid);
         let rec = match ev.kind {
             kind::SWAP_OUT => {
