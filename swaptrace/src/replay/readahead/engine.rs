@@ -33,12 +33,15 @@ struct Model<'a> {
     /// Inside a swapoff walk: the counters also go to `so`.
     in_swapoff: bool,
     so: SwapoffMetrics,
-    /// Where the trace tells the kernel's frees: the pages this model
+    /// Where the trace tells the kernel's frees and recorded reclaim
+    /// (memory was full, [`ReplayInput::pressure`]): the pages this model
     /// holds beyond the kernel's (reads beyond the kernel's, pages the
     /// kernel freed that it keeps, less the kernel's pages it never had).
     /// Memory was as full: above 0 each page costs a reclaim of the
     /// oldest; below 0 a page the kernel freed stays.
     debt: i64,
+    /// This policy follows the kernel's frees ([`ReplayInput::follows_frees`]).
+    follow: bool,
 }
 
 /// Pages a miss brought in without device I/O, by counter.
@@ -167,11 +170,12 @@ impl Model<'_> {
         let Some(s) = self.slots.get(&entry) else {
             return;
         };
+        let pressure = self.input.pressure;
         if !matches!(
             s.cache,
             Cache::Unused { .. } | Cache::Mapped { dirty: false, .. }
         ) {
-            if !s.cache.resident() {
+            if pressure && !s.cache.resident() {
                 // The kernel's page, never this model's: memory evens out.
                 self.debt += 1;
             }
@@ -259,7 +263,7 @@ impl Model<'_> {
                 self.slots.set_cache(&f.entry, s.cache);
             }
         }
-        if self.input.frees {
+        if self.follow && self.input.pressure {
             let read = self.m.pswpin + self.m.zswpin + self.m.swpin_zero - reads_before;
             self.debt += read as i64 - kernel_read as i64;
         }
@@ -547,6 +551,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
         in_swapoff: false,
         so: SwapoffMetrics::default(),
         debt: 0,
+        follow: input.frees && input.follows_frees.is_none_or(|k| k == policy.name()),
         lru: VecDeque::new(),
         active: VecDeque::new(),
         n_active: 0,
@@ -619,8 +624,9 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                 entry,
                 store,
                 lingers,
-            } => model.out(ts, mm, vpage, entry, store, lingers),
-            Event::Freed { entry, .. } => model.freed(entry),
+            } => model.out(ts, mm, vpage, entry, store, lingers && model.follow),
+            Event::Freed { entry, .. } if model.follow => model.freed(entry),
+            Event::Freed { .. } => {}
             Event::Fault {
                 ts,
                 mm,

@@ -135,16 +135,30 @@ pub struct ReplayInput {
     /// The trace tells when the kernel freed swap-cache folios
     /// ([`Event::Freed`]): the model's memory follows the kernel's.
     pub frees: bool,
+    /// The trace recorded direct or memcg reclaim: memory was full, so
+    /// another policy's extra reads cost reclaims (without it, as with
+    /// MADV_PAGEOUT, they stay).
+    pub pressure: bool,
+    /// The policy the recording kernel ran: only its replay follows the
+    /// kernel's frees (None: every policy's). Another policy's pages differ
+    /// from the kernel's, and their frees mislead it (MADV_PAGEOUT runs).
+    pub follows_frees: Option<&'static str>,
 }
 
 impl ReplayInput {
     pub fn from_trace(t: &Loaded, memory_pages: usize) -> Result<ReplayInput, ReplayError> {
-        let mut b = InputBuilder::new(t.header.page_size).out_freed(t.header.records_out_freed());
+        let reclaimed = t
+            .records
+            .iter()
+            .any(|r| matches!(r, Record::Reclaim { begin: true, .. }));
+        let frees = t.header.records_out_freed() && reclaimed;
+        let mut b = InputBuilder::new(t.header.page_size).out_freed(frees);
         for r in &t.records {
             b.add(r);
         }
         let mut input = b.finish(t.header.readahead.page_cluster.unwrap_or(3), memory_pages)?;
         input.swapoff_mode = SwapoffMode::for_release(&t.header.kernel_release);
+        input.follows_frees = Some(super::policies::kernel_policy(&t.header));
         Ok(input)
     }
 }
@@ -167,6 +181,8 @@ pub struct InputBuilder {
     swapoffs: Vec<(u64, u64)>,
     /// The trace records when device-written folios were freed.
     out_freed: bool,
+    /// A reclaim began (direct or memcg).
+    reclaimed: bool,
 }
 
 impl InputBuilder {
@@ -183,11 +199,13 @@ impl InputBuilder {
             swapoff_open: HashMap::new(),
             swapoffs: Vec::new(),
             out_freed: false,
+            reclaimed: false,
         }
     }
 
     /// Device-written folios stay in the swap cache until their
-    /// [`Record::OutFreed`] (the trace recorded them: `on`).
+    /// [`Record::OutFreed`] (the trace recorded them, and reclaim: `on`;
+    /// without reclaim, as with MADV_PAGEOUT, the replay keeps its own LRU).
     pub fn out_freed(mut self, on: bool) -> InputBuilder {
         self.out_freed = on;
         self
@@ -202,6 +220,11 @@ impl InputBuilder {
     /// Whether a fault with a known entry was added.
     pub(super) fn has_faults(&self) -> bool {
         self.faults > 0
+    }
+
+    /// Whether a direct or memcg reclaim began in the records so far.
+    pub(super) fn reclaimed(&self) -> bool {
+        self.reclaimed
     }
 
     /// Swap-outs and faults naming each device (`SlotTable` sizing).
@@ -300,6 +323,7 @@ impl InputBuilder {
             Record::OutFreed { ts, entry } if self.out_freed && entry.plausible() => {
                 out.push(Event::Freed { ts, entry })
             }
+            Record::Reclaim { begin: true, .. } => self.reclaimed = true,
             Record::Vma { ts, mm, start, end } if end > start => out.push(Event::Vma {
                 ts,
                 mm,
@@ -389,7 +413,9 @@ impl InputBuilder {
             unknown_swapoffs,
             bad_records: self.bad_records,
             swapoff_mode: SwapoffMode::LookupStats,
-            frees: self.out_freed,
+            frees: self.out_freed && self.reclaimed,
+            pressure: self.reclaimed,
+            follows_frees: None,
         }
     }
 
@@ -413,7 +439,9 @@ impl InputBuilder {
             unknown_swapoffs,
             bad_records: self.bad_records,
             swapoff_mode: SwapoffMode::LookupStats,
-            frees: self.out_freed,
+            frees: self.out_freed && self.reclaimed,
+            pressure: self.reclaimed,
+            follows_frees: None,
         })
     }
 }

@@ -94,7 +94,8 @@ pub(super) struct Sorter<'a> {
 impl<'a> Sorter<'a> {
     pub(super) fn new(header: &Header, plan: &'a Plan) -> Sorter<'a> {
         Sorter {
-            builder: InputBuilder::new(header.page_size).out_freed(header.records_out_freed()),
+            builder: InputBuilder::new(header.page_size)
+                .out_freed(header.records_out_freed() && plan.builder.reclaimed()),
             pending: Vec::new(),
             swapoffs: &plan.swapoffs,
             next_swapoff: 0,
@@ -187,6 +188,7 @@ impl Scanned {
         let page_cluster = header.readahead.page_cluster.unwrap_or(3);
         let mut input = b.meta(page_cluster, memory.pages, plan.unknown_swapoffs);
         input.swapoff_mode = SwapoffMode::for_release(&header.kernel_release);
+        input.follows_frees = Some(super::policies::kernel_policy(header));
         let swapoff = !plan.swapoffs.is_empty();
         let (device, cost, policies) =
             prepare(&mut input, header, &plan.costs, req, Some(swapoff))?;

@@ -56,6 +56,8 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
         bad_records: 0,
         swapoff_mode: SwapoffMode::LookupStats,
         frees: false,
+        pressure: false,
+        follows_frees: None,
     }
 }
 
@@ -288,6 +290,8 @@ fn out_then_fault(
         bad_records: 0,
         swapoff_mode: SwapoffMode::LookupStats,
         frees: false,
+        pressure: false,
+        follows_frees: None,
     }
 }
 

@@ -16,7 +16,16 @@ use std::path::{Path, PathBuf};
 /// one of device 1, whose entries all come before it; the folios of a
 /// third of the swap-outs and of some faults freed (`OutFreed`).
 fn records() -> Vec<Record> {
-    let mut v = vec![Record::AddressSpace { mm: 1, pid: 1 }];
+    let mut v = vec![
+        Record::AddressSpace { mm: 1, pid: 1 },
+        Record::Reclaim {
+            ts: 900,
+            tid: 5,
+            begin: true,
+            memcg: true,
+            nr_reclaimed: 0,
+        },
+    ];
     let mut x = 12345u64;
     let mut rnd = move || {
         x ^= x << 13;
