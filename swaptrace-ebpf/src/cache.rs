@@ -44,11 +44,10 @@ pub(crate) fn watch(folio: u64, entry: u64, ts: u64) {
     }
 }
 
-/// Watches a folio being read from swap (an exact backend's swap-in and
-/// readahead reads) or added to the LRU from the swap cache, in a task the
-/// recording selects: its entry is set before the read.
+/// Watches a swap-cache folio added to an LRU (a swap-in or a readahead
+/// page), in a task the recording selects.
 #[inline(always)]
-pub(crate) fn watch_read(folio: u64) {
+fn watch_read(folio: u64) {
     if !selected() {
         return;
     }
@@ -65,8 +64,7 @@ struct Written {
 }
 
 /// Args: (folio). A folio added to an LRU list: one in the swap cache (a
-/// swap-in or a readahead page, with the tracepoint fault machinery) is
-/// watched until freed, as a written one.
+/// swap-in or a readahead page) is watched until freed, as a written one.
 #[raw_tracepoint(tracepoint = "mm_lru_insertion")]
 pub fn mm_lru_insertion(ctx: RawTracePointContext) -> i32 {
     // Not the process's bit: whichever task fills a CPU's LRU batch adds

@@ -739,11 +739,8 @@ pub fn fault_kretprobe(ctx: RetProbeContext) -> u32 {
 }
 
 #[kprobe]
-pub fn read_kprobe(ctx: ProbeContext) -> u32 {
+pub fn read_kprobe(_ctx: ProbeContext) -> u32 {
     fault_read();
-    if let Some(folio) = ctx.arg::<u64>(0) {
-        crate::cache::watch_read(folio);
-    }
     0
 }
 
@@ -760,13 +757,8 @@ pub fn fault_fexit(ctx: FExitContext) -> u32 {
 }
 
 #[fentry(function = "swap_read_folio")]
-pub fn read_fentry(ctx: FEntryContext) -> u32 {
+pub fn read_fentry(_ctx: FEntryContext) -> u32 {
     fault_read();
-    // The folio (swap_readpage()'s page on 6.1: a head page), read as a
-    // number: the verifier forbids shifting a BTF pointer.
-    // SAFETY: bpf_probe_read_kernel checks the address (the ctx's args).
-    let folio = unsafe { bpf_probe_read_kernel(ctx.as_ptr() as *const u64) }.unwrap_or(0);
-    crate::cache::watch_read(folio);
     0
 }
 

@@ -141,7 +141,6 @@ const FAULT_TPS: &[Req] = &[
     Req::Tracepoint("rss_stat", &["mm", "member"]),
     Req::Tracepoint("count_memcg_events", &["memcg", "item", "val"]),
     Req::Tracepoint("sched_process_fork", &["parent", "child"]),
-    Req::Tracepoint("mm_lru_insertion", &["folio"]),
     Req::Member("task_struct", "mm"),
     Req::VmEvent("PGMAJFAULT"),
     Req::VmEvent("PGFAULT"),
@@ -151,16 +150,19 @@ const FAULT_TPS: &[Req] = &[
 use super::table_exact::{FREE_RANGE, SWAPOFF_EXACT, SWAP_CACHE_HIT_618, ZSWAP_WB_CB};
 use ProgKind::{Fentry, Fexit, Kprobe, Kretprobe, RawTracepoint};
 
-/// The swap-out tracepoint and the free of the folio it wrote.
+/// The swap-out tracepoint, and the swap cache's folios (written, swapped
+/// in or read ahead: added to an LRU) until freed. An LRU insertion, not
+/// swap_read_folio(): probes there saw no read folio in a 7.3 guest.
 const SWAP_OUT_PROGS: &[Prog] = &[
     p(
         "mm_vmscan_write_folio",
         RawTracepoint,
         "mm_vmscan_write_folio",
     ),
+    p("mm_lru_insertion", RawTracepoint, "mm_lru_insertion"),
     p("mm_page_free", RawTracepoint, "mm_page_free"),
 ];
-const SWAP_OUT_NOTE: &str = "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; a swap-cache folio's free (mm_page_free)";
+const SWAP_OUT_NOTE: &str = "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; swap-cache folios (written, or added to an LRU) until freed (mm_page_free)";
 
 /// The tracepoint-derived fault machinery, shared by several metrics.
 const FAULT_PROGS: &[Prog] = &[
@@ -170,8 +172,6 @@ const FAULT_PROGS: &[Prog] = &[
     p("rss_stat", RawTracepoint, "rss_stat"),
     // Forks join a child's swap-ins to its parent's swap-outs.
     p("process_fork", RawTracepoint, "sched_process_fork"),
-    // Swap-cache folios the faults read, watched until freed.
-    p("mm_lru_insertion", RawTracepoint, "mm_lru_insertion"),
     // Reclaim brackets keep reclaim inside a fault from looking like a swap-in.
     p(
         "direct_reclaim_begin",
@@ -308,6 +308,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         attach: crate::trace::OUT_FREED_ATTACH,
         requires: &[
             Req::Tracepoint("mm_vmscan_write_folio", &["folio"]),
+            Req::Tracepoint("mm_lru_insertion", &["folio"]),
             Req::Tracepoint("mm_page_free", &["page", "order"]),
             Req::Member("folio", "swap"),
             Req::Member("folio", "mapping"),
@@ -325,9 +326,10 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
     AttachPoint {
         metric: "swap-out",
         backend: Backend::Tracepoint,
-        attach: "vmscan:mm_vmscan_write_folio + kmem:mm_page_free (entry in folio->private, < 6.6)",
+        attach: "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free (entry in folio->private, < 6.6)",
         requires: &[
             Req::Tracepoint("mm_vmscan_write_folio", &["folio"]),
+            Req::Tracepoint("mm_lru_insertion", &["folio"]),
             Req::Tracepoint("mm_page_free", &["page", "order"]),
             Req::Member("folio", "private"),
             Req::Member("folio", "mapping"),
@@ -351,7 +353,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         metric: "swap-fault",
         backend: Backend::Tracepoint,
         attach:
-            "exceptions:page_fault_user + kmem:rss_stat(MM_SWAPENTS) + memcg:count_memcg_events + pagemap:mm_lru_insertion",
+            "exceptions:page_fault_user + kmem:rss_stat(MM_SWAPENTS) + memcg:count_memcg_events",
         requires: FAULT_TPS,
         progs: FAULT_PROGS,
         note: "entry joined from the swap-out of the same page",

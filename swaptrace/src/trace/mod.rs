@@ -367,8 +367,10 @@ pub struct Header {
     pub hostname: Option<String>,
 }
 
-/// The swap-out metric's attach point that also watched folio frees.
-pub const OUT_FREED_ATTACH: &str = "vmscan:mm_vmscan_write_folio + kmem:mm_page_free";
+/// The swap-out metric's attach point that also watched the swap cache:
+/// folios written, swapped in or read ahead (added to an LRU), and freed.
+pub const OUT_FREED_ATTACH: &str =
+    "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free";
 
 impl Header {
     /// Whether the recording sent [`Record::OutFreed`] for device-written
