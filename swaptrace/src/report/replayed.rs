@@ -17,7 +17,7 @@ pub fn replayed_text(t: &Loaded, r: &Replayed) -> String {
             );
             let _ = writeln!(s, "{}", r.memory.text(t.header.page_size));
             let cache = if t.header.records_out_freed() {
-                "the kernel's for its own policy, where the trace recorded reclaim (folios leave it when freed); other policies' own LRU"
+                "the kernel's, where the trace recorded reclaim: folios leave it when freed, and another policy's extra pages leave as the kernel frees"
             } else {
                 "the model's own (this trace does not record folio frees)"
             };

@@ -37,10 +37,12 @@ struct Model<'a> {
     /// (memory was full, [`ReplayInput::pressure`]): the pages this model
     /// holds beyond the kernel's (reads beyond the kernel's, pages the
     /// kernel freed that it keeps, less the kernel's pages it never had).
-    /// Memory was as full: above 0 each page costs a reclaim of the
-    /// oldest; below 0 a page the kernel freed stays.
+    /// Memory was as full: above 0 each kernel free (its reclaim runs
+    /// then) also reclaims the model's oldest page, until paid; a read-back
+    /// without pressure frees nothing, and pays nothing. Below 0 a page the
+    /// kernel freed stays.
     debt: i64,
-    /// This policy follows the kernel's frees ([`ReplayInput::follows_frees`]).
+    /// The trace tells the kernel's frees ([`ReplayInput::frees`]).
     follow: bool,
 }
 
@@ -179,6 +181,7 @@ impl Model<'_> {
                 // The kernel's page, never this model's: memory evens out.
                 self.debt += 1;
             }
+            self.evict(1);
             return;
         }
         if self.debt < 0 {
@@ -193,6 +196,7 @@ impl Model<'_> {
         self.resident -= 1;
         self.n_active -= s.cache.active() as usize;
         self.slots.set_cache(&entry, Cache::No);
+        self.evict(1);
     }
 
     fn drop_slot(&mut self, e: SwapEntry) {
@@ -267,7 +271,7 @@ impl Model<'_> {
             let read = self.m.pswpin + self.m.zswpin + self.m.swpin_zero - reads_before;
             self.debt += read as i64 - kernel_read as i64;
         }
-        self.evict();
+        self.evict(0);
     }
 
     /// `swap_cache_get_folio()` found the page; `swap_update_readahead()`
@@ -402,7 +406,7 @@ impl Model<'_> {
                 }
                 // Mapped again: anonymous memory, no longer the device's.
                 self.drop_slot(entry);
-                self.evict();
+                self.evict(0);
             }
         }
         // Whatever is left of the device (readahead never used) goes.
@@ -419,8 +423,10 @@ impl Model<'_> {
     /// else the oldest inactive page is scanned (`shrink_folio_list()`): a
     /// mapped page that was referenced is activated, an unused readahead
     /// page or an unreferenced one goes.
-    fn evict(&mut self) {
-        while self.resident > self.input.memory_pages || self.debt > 0 {
+    /// Also `pay` pages of [`Model::debt`], at a kernel free.
+    fn evict(&mut self, pay: i64) {
+        let floor = (self.debt - pay).max(0);
+        while self.resident > self.input.memory_pages || self.debt > floor {
             if inactive_is_low(self.resident - self.n_active, self.n_active) {
                 self.deactivate();
                 continue;
@@ -551,7 +557,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
         in_swapoff: false,
         so: SwapoffMetrics::default(),
         debt: 0,
-        follow: input.frees && input.follows_frees.is_none_or(|k| k == policy.name()),
+        follow: input.frees,
         lru: VecDeque::new(),
         active: VecDeque::new(),
         n_active: 0,

@@ -139,10 +139,6 @@ pub struct ReplayInput {
     /// another policy's extra reads cost reclaims (without it, as with
     /// MADV_PAGEOUT, they stay).
     pub pressure: bool,
-    /// The policy the recording kernel ran: only its replay follows the
-    /// kernel's frees (None: every policy's). Another policy's pages differ
-    /// from the kernel's, and their frees mislead it (MADV_PAGEOUT runs).
-    pub follows_frees: Option<&'static str>,
 }
 
 impl ReplayInput {
@@ -158,7 +154,6 @@ impl ReplayInput {
         }
         let mut input = b.finish(t.header.readahead.page_cluster.unwrap_or(3), memory_pages)?;
         input.swapoff_mode = SwapoffMode::for_release(&t.header.kernel_release);
-        input.follows_frees = Some(super::policies::kernel_policy(&t.header));
         Ok(input)
     }
 }
@@ -415,7 +410,6 @@ impl InputBuilder {
             swapoff_mode: SwapoffMode::LookupStats,
             frees: self.out_freed && self.reclaimed,
             pressure: self.reclaimed,
-            follows_frees: None,
         }
     }
 
@@ -441,7 +435,6 @@ impl InputBuilder {
             swapoff_mode: SwapoffMode::LookupStats,
             frees: self.out_freed && self.reclaimed,
             pressure: self.reclaimed,
-            follows_frees: None,
         })
     }
 }

@@ -188,7 +188,6 @@ impl Scanned {
         let page_cluster = header.readahead.page_cluster.unwrap_or(3);
         let mut input = b.meta(page_cluster, memory.pages, plan.unknown_swapoffs);
         input.swapoff_mode = SwapoffMode::for_release(&header.kernel_release);
-        input.follows_frees = Some(super::policies::kernel_policy(header));
         let swapoff = !plan.swapoffs.is_empty();
         let (device, cost, policies) =
             prepare(&mut input, header, &plan.costs, req, Some(swapoff))?;

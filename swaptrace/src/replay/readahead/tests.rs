@@ -57,7 +57,6 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
         swapoff_mode: SwapoffMode::LookupStats,
         frees: false,
         pressure: false,
-        follows_frees: None,
     }
 }
 
@@ -291,7 +290,6 @@ fn out_then_fault(
         swapoff_mode: SwapoffMode::LookupStats,
         frees: false,
         pressure: false,
-        follows_frees: None,
     }
 }
 

@@ -121,20 +121,33 @@ fn a_clean_page_the_kernel_dropped_is_read_ahead_again() {
 }
 
 /// The kernel read 1 page where the policy reads 8: memory was as full as
-/// the kernel's, so the 7 extra pages cost 7 reclaims, of the oldest pages
-/// (the unused readahead); the next fault misses and reads 7 beyond again.
+/// the kernel's, so the 7 extra pages cost 7 reclaims of the oldest pages
+/// (the unused readahead), one per page the kernel frees meanwhile (its
+/// reclaim runs then); the next fault misses and reads 7 beyond again.
+/// Without frees (a read-back without pressure) the pages stay.
 #[test]
 fn reads_beyond_the_kernel_s_reclaim_the_oldest_pages() {
-    let mut records = on_disk(8);
-    records.push(fault(20, 0x1000, 0, 1));
-    records.push(fault(21, 0x1001, 1, 1));
+    let mut records = on_disk(16);
+    records.push(fault(40, 0x1000, 0, 1));
+    let mut with_frees = records.clone();
+    // The kernel frees pages of its own (slots the model never read).
+    with_frees.extend((8..15).map(|i| freed(41 + i, i)));
+    for r in [&mut records, &mut with_frees] {
+        r.push(fault(60, 0x1001, 1, 1));
+    }
+    let m = replay_of(&with_frees, true, "fixed:8");
+    assert_eq!((m.pgmajfault, m.pswpin, m.pollution), (2, 15, 7));
+    // Fewer frees, fewer reclaims: 3 of the 7 pages went, and are read again.
+    with_frees.drain(34..38);
+    let m = replay_of(&with_frees, true, "fixed:8");
+    assert_eq!((m.pgmajfault, m.pswpin, m.pollution), (2, 11, 3));
     let m = replay_of(&records, true, "fixed:8");
-    assert_eq!((m.pgmajfault, m.pswpin, m.pollution), (2, 15, 13));
+    assert_eq!((m.pgmajfault, m.pswpin, m.pollution), (1, 8, 0));
     // No reclaim recorded (MADV_PAGEOUT): the frees are not followed, and
     // the pages stay, as without them.
-    let m = replay_of(&records[1..], true, "fixed:8");
+    let m = replay_of(&with_frees[1..], true, "fixed:8");
     assert_eq!((m.pgmajfault, m.pswpin, m.pollution), (1, 8, 0));
-    let m = replay_of(&records, false, "fixed:8");
+    let m = replay_of(&with_frees, false, "fixed:8");
     assert_eq!((m.pgmajfault, m.pswpin, m.pollution), (1, 8, 0));
 }
 
