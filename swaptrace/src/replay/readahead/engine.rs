@@ -34,7 +34,7 @@ struct Model<'a> {
     in_swapoff: bool,
     so: SwapoffMetrics,
     /// Where the trace tells the kernel's frees and recorded reclaim
-    /// (memory was full, [`ReplayInput::pressure`]): the pages this model
+    /// (memory was full, [`ReplayInput::frees`]): the pages this model
     /// holds beyond the kernel's (reads beyond the kernel's, pages the
     /// kernel freed that it keeps, less the kernel's pages it never had).
     /// Memory was as full: above 0 each kernel free (its reclaim runs
@@ -42,8 +42,6 @@ struct Model<'a> {
     /// without pressure frees nothing, and pays nothing. Below 0 a page the
     /// kernel freed stays.
     debt: i64,
-    /// The trace tells the kernel's frees ([`ReplayInput::frees`]).
-    follow: bool,
 }
 
 /// Pages a miss brought in without device I/O, by counter.
@@ -172,12 +170,11 @@ impl Model<'_> {
         let Some(s) = self.slots.get(&entry) else {
             return;
         };
-        let pressure = self.input.pressure;
         if !matches!(
             s.cache,
             Cache::Unused { .. } | Cache::Mapped { dirty: false, .. }
         ) {
-            if pressure && !s.cache.resident() {
+            if !s.cache.resident() {
                 // The kernel's page, never this model's: memory evens out.
                 self.debt += 1;
             }
@@ -267,7 +264,7 @@ impl Model<'_> {
                 self.slots.set_cache(&f.entry, s.cache);
             }
         }
-        if self.follow && self.input.pressure {
+        if self.input.frees {
             let read = self.m.pswpin + self.m.zswpin + self.m.swpin_zero - reads_before;
             self.debt += read as i64 - kernel_read as i64;
         }
@@ -557,7 +554,6 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
         in_swapoff: false,
         so: SwapoffMetrics::default(),
         debt: 0,
-        follow: input.frees,
         lru: VecDeque::new(),
         active: VecDeque::new(),
         n_active: 0,
@@ -630,8 +626,8 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                 entry,
                 store,
                 lingers,
-            } => model.out(ts, mm, vpage, entry, store, lingers && model.follow),
-            Event::Freed { entry, .. } if model.follow => model.freed(entry),
+            } => model.out(ts, mm, vpage, entry, store, lingers && model.input.frees),
+            Event::Freed { entry, .. } if model.input.frees => model.freed(entry),
             Event::Freed { .. } => {}
             Event::Fault {
                 ts,

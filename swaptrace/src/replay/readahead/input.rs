@@ -133,12 +133,10 @@ pub struct ReplayInput {
     /// What plain `cluster`/`vma` do at swapoff: the recording kernel's way.
     pub swapoff_mode: SwapoffMode,
     /// The trace tells when the kernel freed swap-cache folios
-    /// ([`Event::Freed`]): the model's memory follows the kernel's.
+    /// ([`Event::Freed`]) and recorded direct or memcg reclaim (memory was
+    /// full): the model's memory follows the kernel's. Without reclaim, as
+    /// with MADV_PAGEOUT, the model's own LRU keeps it.
     pub frees: bool,
-    /// The trace recorded direct or memcg reclaim: memory was full, so
-    /// another policy's extra reads cost reclaims (without it, as with
-    /// MADV_PAGEOUT, they stay).
-    pub pressure: bool,
 }
 
 impl ReplayInput {
@@ -409,7 +407,6 @@ impl InputBuilder {
             bad_records: self.bad_records,
             swapoff_mode: SwapoffMode::LookupStats,
             frees: self.out_freed && self.reclaimed,
-            pressure: self.reclaimed,
         }
     }
 
@@ -434,7 +431,6 @@ impl InputBuilder {
             bad_records: self.bad_records,
             swapoff_mode: SwapoffMode::LookupStats,
             frees: self.out_freed && self.reclaimed,
-            pressure: self.reclaimed,
         })
     }
 }

@@ -56,7 +56,6 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
         bad_records: 0,
         swapoff_mode: SwapoffMode::LookupStats,
         frees: false,
-        pressure: false,
     }
 }
 
@@ -289,7 +288,6 @@ fn out_then_fault(
         bad_records: 0,
         swapoff_mode: SwapoffMode::LookupStats,
         frees: false,
-        pressure: false,
     }
 }
 
