@@ -2,8 +2,8 @@
 //! through the policy the kernel ran reproduces the kernel's counters, and
 //! through the other policy predicts a second run made with that policy.
 //! Two experiments: under memory pressure (swap-out order from reclaim:
-//! the kernel's own policy asserted; the cross-prediction printed, as the
-//! cluster run's own counters move by 10-15% between runs), and with the
+//! the kernel's own policy asserted; of the cross-prediction only pswpin,
+//! as the cluster run's own counters move by 10-15% between runs), and with the
 //! swap-out order set by MADV_PAGEOUT and no pressure on read-back
 //! (deterministic: both asserted).
 #![cfg(feature = "live")]
@@ -21,6 +21,9 @@ const EXE: &str = env!("CARGO_BIN_EXE_swaptrace");
 const FIDELITY_PCT: f64 = 8.0;
 /// Error bound, %, for the prediction of the other policy's run.
 const PREDICTION_PCT: f64 = 10.0;
+/// Under pressure, the bound on the prediction's pswpin (within 2% in four
+/// runs); its major faults move with reclaim's swap layout, and are printed.
+const PRESSURE_PSWPIN_PCT: f64 = 8.0;
 
 /// How the workload gets to swap.
 #[derive(Clone, Copy)]
@@ -84,17 +87,18 @@ fn replayed(trace: &Path, policy: &str) -> (swaptrace::replay::Metrics, KernelCo
     )
 }
 
-/// Prints every counter, then fails on the first beyond `max_pct`.
+/// Prints every counter, then fails on those beyond their `max_pct`.
 fn check(
     what: &str,
     m: &swaptrace::replay::Metrics,
     k: &KernelCounts,
-    max_pct: f64,
+    max_pct: impl Fn(&str) -> f64,
 ) -> Vec<String> {
     let mut bad = Vec::new();
     for (name, model, kernel, err) in fidelity(m, k) {
         let err = err.unwrap_or(f64::INFINITY);
         eprintln!("{what}: {name:<12} replayed {model:>8} kernel {kernel:>8} error {err:+.2}%");
+        let max_pct = max_pct(name);
         if err.abs() > max_pct {
             bad.push(format!(
                 "{what}: {name} off by {err:.2}% (limit {max_pct}%)"
@@ -106,7 +110,7 @@ fn check(
 
 /// Records the workload with each policy, replays each trace through its
 /// own policy and the other's; returns the failures beyond the bounds.
-fn experiment(dir: &Path, setup: Setup, predict_pct: f64) -> Vec<String> {
+fn experiment(dir: &Path, setup: Setup, predict_pct: impl Fn(&str) -> f64) -> Vec<String> {
     let tag = match setup {
         Setup::Pressure => "pressure",
         Setup::Pageout => "pageout",
@@ -122,7 +126,7 @@ fn experiment(dir: &Path, setup: Setup, predict_pct: f64) -> Vec<String> {
         &format!("{tag}: vma on the vma trace"),
         &m,
         &k_vma,
-        FIDELITY_PCT,
+        |_| FIDELITY_PCT,
     ));
     let (m, k_cluster, kp) = replayed(&cluster_trace, "cluster");
     assert_eq!(kp, "cluster");
@@ -130,7 +134,7 @@ fn experiment(dir: &Path, setup: Setup, predict_pct: f64) -> Vec<String> {
         &format!("{tag}: cluster on the cluster trace"),
         &m,
         &k_cluster,
-        FIDELITY_PCT,
+        |_| FIDELITY_PCT,
     ));
     // The two runs differ, or there is nothing to predict.
     assert_ne!(k_vma.pgmajfault, k_cluster.pgmajfault);
@@ -141,14 +145,14 @@ fn experiment(dir: &Path, setup: Setup, predict_pct: f64) -> Vec<String> {
         &format!("{tag}: cluster on the vma trace vs the cluster run"),
         &m,
         &k_cluster,
-        predict_pct,
+        &predict_pct,
     ));
     let (m, _, _) = replayed(&cluster_trace, "vma");
     bad.extend(check(
         &format!("{tag}: vma on the cluster trace vs the vma run"),
         &m,
         &k_vma,
-        predict_pct,
+        &predict_pct,
     ));
     bad
 }
@@ -163,8 +167,14 @@ fn replay_reproduces_the_kernel_and_predicts_the_other_policy() {
     let dir = PathBuf::from(format!("/var/tmp/swaptrace-replay-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let before = std::fs::read_to_string("/sys/kernel/mm/swap/vma_ra_enabled").unwrap();
-    let mut bad = experiment(&dir, Setup::Pageout, PREDICTION_PCT);
-    bad.extend(experiment(&dir, Setup::Pressure, f64::INFINITY));
+    let mut bad = experiment(&dir, Setup::Pageout, |_| PREDICTION_PCT);
+    bad.extend(experiment(&dir, Setup::Pressure, |name| {
+        if name == "pswpin" {
+            PRESSURE_PSWPIN_PCT
+        } else {
+            f64::INFINITY
+        }
+    }));
     // The knob is back as it was.
     assert_eq!(
         std::fs::read_to_string("/sys/kernel/mm/swap/vma_ra_enabled").unwrap(),
