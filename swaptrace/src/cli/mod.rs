@@ -146,6 +146,7 @@ fn stream_each<S>(
     let mut state = init(&header);
     while let Some(batch) = s.next_batch() {
         each(&mut state, &batch);
+        s.recycle(batch);
         progress.follow_bytes(&s);
     }
     drop(progress);

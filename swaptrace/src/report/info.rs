@@ -66,6 +66,7 @@ impl TraceInfo {
         };
         while let Some(batch) = s.next_batch() {
             i.add(&batch);
+            s.recycle(batch);
             each(&s);
         }
         let end = s.finish();

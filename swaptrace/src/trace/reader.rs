@@ -4,12 +4,12 @@
 //! read buffer, however many chunks are bad. Memory per chunk is bounded
 //! by [`CHUNK_RAW_MAX`] and [`CHUNK_RECORDS_MAX`].
 
-use super::codec::decode_records;
+use super::codec::decode_records_into;
 use super::file::{
     chunk_crc, ChunkBody, ChunkInfo, CHUNK_HEADER_V1, CHUNK_HEADER_V2, CHUNK_MAGIC, CHUNK_RAW_MAX,
     CHUNK_RECORDS_MAX, CODEC_RAW, CODEC_ZSTD, KIND_FOOTER, KIND_RECORDS,
 };
-use super::{Header, TraceError, FORMAT_V1, FORMAT_VERSION, MAGIC};
+use super::{Header, Record, TraceError, FORMAT_V1, FORMAT_VERSION, MAGIC};
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom};
@@ -48,6 +48,13 @@ pub struct TraceReader {
     /// sequence numbers and the footer's count are then expected.
     lost_recent: bool,
     lost_any: bool,
+    /// Buffers reused from chunk to chunk: the stored payload, its
+    /// decompressed bytes, the zstd context, and a records vector handed
+    /// back by the consumer ([`TraceReader::recycle`]).
+    payload: Vec<u8>,
+    raw: Vec<u8>,
+    dctx: Option<zstd::bulk::Decompressor<'static>>,
+    spare: Vec<Record>,
 }
 
 fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -103,6 +110,10 @@ impl TraceReader {
             problems: 0,
             lost_recent: false,
             lost_any: false,
+            payload: Vec::new(),
+            raw: Vec::new(),
+            dctx: None,
+            spare: Vec::new(),
         };
         let mut fixed = [0u8; 20];
         let n = read_full(&mut r.input, &mut fixed).map_err(|e| r.io(e))?;
@@ -356,7 +367,9 @@ impl TraceReader {
             let why = format!("chunk payload has {got} of {len} bytes");
             return self.bad(offset, why, true);
         }
-        let mut payload = vec![0u8; len as usize];
+        let mut payload = std::mem::take(&mut self.payload);
+        payload.clear();
+        payload.resize(len as usize, 0);
         let got = read_full(&mut self.input, &mut payload)?;
         self.pos += got as u64;
         if got < payload.len() {
@@ -370,18 +383,22 @@ impl TraceReader {
         let corrupt = |why: String| TraceError::Corrupt { offset, why };
         let raw = match codec {
             CODEC_RAW => payload,
-            CODEC_ZSTD => match zstd::bulk::decompress(&payload, raw_len as usize) {
-                Ok(r) if r.len() == raw_len as usize => r,
-                Ok(r) => {
-                    let why = format!("zstd gave {} of {raw_len} bytes", r.len());
-                    self.lost(corrupt(why));
-                    return Ok(());
+            CODEC_ZSTD => {
+                let mut raw = std::mem::take(&mut self.raw);
+                let got = self.unzstd(&payload, raw_len as usize, &mut raw);
+                self.payload = payload;
+                match got {
+                    Ok(n) if n == raw_len as usize => raw,
+                    Ok(n) => {
+                        self.lost(corrupt(format!("zstd gave {n} of {raw_len} bytes")));
+                        return Ok(());
+                    }
+                    Err(e) => {
+                        self.lost(corrupt(format!("zstd: {e}")));
+                        return Ok(());
+                    }
                 }
-                Err(e) => {
-                    self.lost(corrupt(format!("zstd: {e}")));
-                    return Ok(());
-                }
-            },
+            }
             c => {
                 self.lost(corrupt(format!("unknown codec {c}")));
                 return Ok(());
@@ -402,21 +419,25 @@ impl TraceReader {
             self.problem(corrupt(format!("chunk after the footer (at offset {at})")));
         }
         let body = match kind {
-            KIND_RECORDS => match decode_records(&raw) {
-                Ok((records, skipped)) => {
-                    let found = records.len() as u64 + skipped;
-                    if found != count as u64 {
-                        let why = format!("holds {found} records, its header says {count}");
-                        self.problem(corrupt(why));
+            KIND_RECORDS => {
+                let mut records = std::mem::take(&mut self.spare);
+                records.reserve(count as usize);
+                match decode_records_into(&raw, &mut records) {
+                    Ok(skipped) => {
+                        let found = records.len() as u64 + skipped;
+                        if found != count as u64 {
+                            let why = format!("holds {found} records, its header says {count}");
+                            self.problem(corrupt(why));
+                        }
+                        self.records += found;
+                        ChunkBody::Records { records, skipped }
                     }
-                    self.records += found;
-                    ChunkBody::Records { records, skipped }
+                    Err(e) => {
+                        self.lost(corrupt(e));
+                        return Ok(());
+                    }
                 }
-                Err(e) => {
-                    self.lost(corrupt(e));
-                    return Ok(());
-                }
-            },
+            }
             KIND_FOOTER => match serde_json::from_slice::<super::Footer>(&raw) {
                 Ok(f) => {
                     // Version 1 writers may leave the count at 0.
@@ -446,8 +467,39 @@ impl TraceReader {
                 }
             }
         };
+        // The bytes' buffer serves the next chunk.
+        if codec == CODEC_RAW {
+            self.payload = raw;
+        } else {
+            self.raw = raw;
+        }
         self.out.push_back(Ok((info, body)));
         Ok(())
+    }
+
+    /// Decompresses a zstd payload into `raw` (cleared, grown to
+    /// `raw_len`) with the reader's one context; the bytes it gave.
+    fn unzstd(
+        &mut self,
+        payload: &[u8],
+        raw_len: usize,
+        raw: &mut Vec<u8>,
+    ) -> std::io::Result<usize> {
+        raw.clear();
+        raw.reserve(raw_len);
+        let dctx = match &mut self.dctx {
+            Some(d) => d,
+            None => self.dctx.insert(zstd::bulk::Decompressor::new()?),
+        };
+        dctx.decompress_to_buffer(payload, raw)
+    }
+
+    /// Takes back a batch of records its consumer is done with: the next
+    /// chunk is decoded into its memory.
+    pub fn recycle(&mut self, records: Vec<Record>) {
+        if records.capacity() > self.spare.capacity() {
+            self.spare = records;
+        }
     }
 
     /// Checks a good chunk's sequence number; false for a repeat, whose

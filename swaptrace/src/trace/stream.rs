@@ -105,6 +105,12 @@ impl TraceStream {
         None
     }
 
+    /// Hands a batch back once read: the next chunk is decoded into its
+    /// memory instead of fresh pages.
+    pub fn recycle(&mut self, batch: Vec<Record>) {
+        self.reader.recycle(batch);
+    }
+
     /// Bytes of the file read so far and its length.
     pub fn position(&self) -> (u64, u64) {
         self.reader.position()
@@ -122,7 +128,9 @@ impl TraceStream {
 
     /// Reads what is left (dropping its records) and returns the rest.
     pub fn finish(mut self) -> StreamEnd {
-        while self.next_batch().is_some() {}
+        while let Some(batch) = self.next_batch() {
+            self.recycle(batch);
+        }
         debug_assert!(self.max_batch <= CHUNK_RECORDS_MAX as usize);
         StreamEnd {
             footer: self.footer,
@@ -171,6 +179,7 @@ pub fn export_jsonl_stream<W: Write>(
         for r in &batch {
             put_line(&mut out, "record", r)?;
         }
+        s.recycle(batch);
         each(&s);
     }
     // The footer is the last line.

@@ -301,6 +301,7 @@ pub fn run_stream(
     };
     while let Some(batch) = s.next_batch() {
         free.add(&batch);
+        s.recycle(batch);
         each(&s);
     }
     (header, s.finish(), Ok(free.finish()))

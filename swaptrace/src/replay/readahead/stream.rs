@@ -53,6 +53,7 @@ fn plan(mut s: TraceStream, progress: &mut dyn FnMut(&TraceStream)) -> (Plan, St
         }
         mins.push(scratch.iter().map(Event::ts).min().unwrap_or(u64::MAX));
         scratch.clear();
+        s.recycle(batch);
         progress(&s);
     }
     let mut min_after = vec![u64::MAX; mins.len()];
@@ -248,6 +249,7 @@ fn fan_out(
         };
         while let Some(batch) = s.next_batch() {
             send(sorter.push(&batch));
+            s.recycle(batch);
             let (done, total) = s.position();
             progress("replaying", done, total);
         }

@@ -54,6 +54,7 @@ pub(super) fn events(
                 buf.clear();
             }
         }
+        s.recycle(batch);
         each(s);
     }
     held = held.max(buf.len());

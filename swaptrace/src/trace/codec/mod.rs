@@ -460,9 +460,18 @@ impl Cur<'_> {
 /// Decodes a chunk's records. Returns the records and the number of records
 /// of unknown kinds skipped; an error names the byte within the chunk.
 pub fn decode_records(bytes: &[u8]) -> Result<(Vec<Record>, u64), String> {
-    let mut st = DeltaState::default();
     // Most records take 8 to 16 bytes: one growth at most.
     let mut out = Vec::with_capacity(bytes.len() / 8);
+    let skipped = decode_records_into(bytes, &mut out)?;
+    Ok((out, skipped))
+}
+
+/// [`decode_records`] into `out` (cleared first), reusing its memory: a
+/// reader that decodes chunk after chunk into the same vector touches no
+/// fresh pages. On an error `out` holds the records before it.
+pub fn decode_records_into(bytes: &[u8], out: &mut Vec<Record>) -> Result<u64, String> {
+    out.clear();
+    let mut st = DeltaState::default();
     let mut skipped = 0;
     let mut c = Cur { b: bytes, pos: 0 };
     while c.pos < bytes.len() {
@@ -486,7 +495,7 @@ pub fn decode_records(bytes: &[u8]) -> Result<(Vec<Record>, u64), String> {
         }
         c.pos = end;
     }
-    Ok((out, skipped))
+    Ok(skipped)
 }
 
 fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Record>, Bad> {

@@ -161,6 +161,23 @@ fn every_kind_round_trips() {
 }
 
 #[test]
+fn decoding_into_a_used_vector_gives_the_chunk_alone() {
+    let mut buf = Vec::new();
+    let mut st = DeltaState::default();
+    for r in &samples() {
+        encode_record(&mut buf, &mut st, r);
+    }
+    // A vector that held another chunk, and a failed decode's leftovers:
+    // cleared, and each chunk starts from a fresh delta state.
+    let mut out = vec![zap(None); 3];
+    assert!(decode_records_into(&buf[..buf.len() - 1], &mut out).is_err());
+    for _ in 0..2 {
+        assert_eq!(decode_records_into(&buf, &mut out), Ok(0));
+        assert_eq!(out, samples());
+    }
+}
+
+#[test]
 fn unknown_kinds_are_skipped_by_length() {
     let mut buf = vec![200, 3, 1, 2, 3];
     let mut st = DeltaState::default();
