@@ -41,8 +41,11 @@ pub mod kind {
     /// A swap-cache folio (one written to the device, swapped in or read
     /// ahead) was freed (`mm_page_free`): out of memory, slot kept or not.
     pub const OUT_FREED: u8 = 20;
+    /// `vm_unmapped_area()` found `[addr, addr + entry)` free in `mm` for a
+    /// new mapping: whatever that range held before (munmap) is gone.
+    pub const UNMAPPED: u8 = 21;
     /// One past the largest kind.
-    pub const COUNT: usize = 21;
+    pub const COUNT: usize = 22;
 
     /// The trace record an event of kind `k` becomes ([`super::names`]),
     /// "unknown" for none.
@@ -66,6 +69,7 @@ pub mod kind {
             // A lost fork leaves swap-ins unjoined.
             FORK => names::SWAP_FAULT,
             OUT_FREED => names::OUT_FREED,
+            UNMAPPED => names::UNMAPPED,
             _ => "unknown",
         }
     }
@@ -93,6 +97,7 @@ pub mod names {
     pub const ZSWAP_OP: &str = "zswap_op";
     pub const ZAP: &str = "zap";
     pub const OUT_FREED: &str = "out_freed";
+    pub const UNMAPPED: &str = "unmapped";
     pub const KHUGEPAGED_SCAN: &str = "khugepaged_scan";
     pub const COLLAPSE: &str = "collapse";
     /// A VMA's bounds, first seen or changed (made by userspace).
@@ -143,6 +148,8 @@ macro_rules! kernel_constants {
             K_VMA_PGOFF = u64::MAX,
             /// `vm_area_struct.vm_end`.
             K_VMA_END = u64::MAX,
+            /// `vm_unmapped_area_info.length`.
+            K_VMUA_LENGTH = u64::MAX,
             /// `enum vm_event_item` values, as seen by `count_memcg_events`.
             K_EV_PSWPIN = u64::MAX,
             K_EV_PSWPOUT = u64::MAX,

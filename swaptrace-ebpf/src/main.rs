@@ -1,5 +1,6 @@
 //! swaptrace eBPF programs: the tracepoint-derived backend (`swap`), the
-//! swap cache's folios and their frees (`cache`), the
+//! swap cache's folios and their frees (`cache`), address ranges a new
+//! mapping takes (`unmap`), the
 //! exact fentry/fexit and kprobe programs (`exact`), and the programs only
 //! loaded to learn what the kernel allows (`trial`).
 //!
@@ -17,6 +18,7 @@ mod konst;
 mod owner;
 mod swap;
 mod trial;
+mod unmap;
 
 #[cfg(not(test))]
 #[panic_handler]

@@ -239,7 +239,7 @@ pub(crate) fn tid() -> u32 {
 }
 
 #[inline(always)]
-fn current_mm() -> u64 {
+pub(crate) fn current_mm() -> u64 {
     // SAFETY: the helper returns the current task pointer.
     let task = unsafe { bpf_get_current_task() };
     read_u64(task, g(&K_TASK_MM)).unwrap_or(0)

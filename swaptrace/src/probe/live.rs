@@ -229,6 +229,7 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     put(K_VMA_START, off("vm_area_struct", "vm_start"));
     put(K_VMA_PGOFF, off("vm_area_struct", "vm_pgoff"));
     put(K_VMA_END, off("vm_area_struct", "vm_end"));
+    put(K_VMUA_LENGTH, off("vm_unmapped_area_info", "length"));
     put(K_EV_PSWPIN, ev("PSWPIN"));
     put(K_EV_PSWPOUT, ev("PSWPOUT"));
     put(K_EV_PGMAJFAULT, ev("PGMAJFAULT"));

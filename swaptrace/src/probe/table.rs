@@ -161,8 +161,10 @@ const SWAP_OUT_PROGS: &[Prog] = &[
     ),
     p("mm_lru_insertion", RawTracepoint, "mm_lru_insertion"),
     p("mm_page_free", RawTracepoint, "mm_page_free"),
+    // The range a new mapping takes: what it held before was unmapped.
+    p("vm_unmapped_area", RawTracepoint, "vm_unmapped_area"),
 ];
-const SWAP_OUT_NOTE: &str = "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; swap-cache folios (written, or added to an LRU) until freed (mm_page_free)";
+const SWAP_OUT_NOTE: &str = "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; swap-cache folios (written, or added to an LRU) until freed (mm_page_free); ranges a new mapping takes (vm_unmapped_area)";
 
 /// The tracepoint-derived fault machinery, shared by several metrics.
 const FAULT_PROGS: &[Prog] = &[
@@ -310,6 +312,8 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::Tracepoint("mm_vmscan_write_folio", &["folio"]),
             Req::Tracepoint("mm_lru_insertion", &["folio"]),
             Req::Tracepoint("mm_page_free", &["page", "order"]),
+            Req::Tracepoint("vm_unmapped_area", &["addr", "info"]),
+            Req::Member("vm_unmapped_area_info", "length"),
             Req::Member("folio", "swap"),
             Req::Member("folio", "mapping"),
             Req::Member("folio", "index"),
@@ -326,11 +330,13 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
     AttachPoint {
         metric: "swap-out",
         backend: Backend::Tracepoint,
-        attach: "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free (entry in folio->private, < 6.6)",
+        attach: "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free + mmap:vm_unmapped_area (entry in folio->private, < 6.6)",
         requires: &[
             Req::Tracepoint("mm_vmscan_write_folio", &["folio"]),
             Req::Tracepoint("mm_lru_insertion", &["folio"]),
             Req::Tracepoint("mm_page_free", &["page", "order"]),
+            Req::Tracepoint("vm_unmapped_area", &["addr", "info"]),
+            Req::Member("vm_unmapped_area_info", "length"),
             Req::Member("folio", "private"),
             Req::Member("folio", "mapping"),
             Req::Member("folio", "index"),

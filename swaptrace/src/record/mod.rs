@@ -40,7 +40,7 @@ pub struct Recorder {
     slots: HashMap<(u32, u64), SwapEntry>,
     page_shift: u32,
     /// (mm, VMA start) -> its end, as last recorded.
-    vmas: HashMap<(u32, u64), u64>,
+    vmas: BTreeMap<(u32, u64), u64>,
     /// Kernel mm -> the mm it was forked from, and back.
     forked_from: HashMap<u64, u64>,
     forks: HashMap<u64, Vec<u64>>,
@@ -305,6 +305,21 @@ impl Recorder {
                 ts,
                 entry: SwapEntry::from_val(ev.entry),
             }),
+            kind::UNMAPPED => {
+                let mm = self.mm(ev.mm, ev.pid, out);
+                let (start, end) = (ev.addr, ev.addr.saturating_add(ev.entry));
+                // The VMAs recorded there are gone: a swap-out from the new
+                // mapping records its bounds again, even if they are the same.
+                let gone: Vec<_> = self
+                    .vmas
+                    .range((mm, start)..(mm, end))
+                    .map(|(&k, _)| k)
+                    .collect();
+                for k in gone {
+                    self.vmas.remove(&k);
+                }
+                Some(Record::Unmapped { ts, mm, start, end })
+            }
             kind::FORK => {
                 if let Some(old) = self.forked_from.insert(ev.mm, ev.entry) {
                     // The child's mm was freed and reused since.
@@ -511,6 +526,19 @@ mod tests {
         assert_eq!(out_at(&mut r, 0x7f00_0000_3000, 3, 69_997), vec![vma]);
         assert_eq!(out_at(&mut r, 0x7f00_0000_5000, 5, 69_995), vec![]);
         // Shrunk (munmap of its tail): recorded again.
+        assert_eq!(
+            out_at(&mut r, 0x7f00_0000_5000, 5, 10),
+            vec![(vma.0, 0x7f00_0000_f000)]
+        );
+        // Unmapped, and mapped again with the same bounds: recorded again.
+        let mut u = ev(kind::UNMAPPED);
+        (u.mm, u.addr, u.entry) = (0x1000, vma.0, 0x10_0000);
+        let mut out = Vec::new();
+        r.ingest(&u, &mut out);
+        let (start, end) = (vma.0, vma.0 + 0x10_0000);
+        assert!(
+            matches!(out[..], [Record::Unmapped { mm: 1, start: s, end: e, .. }] if (s, e) == (start, end))
+        );
         assert_eq!(
             out_at(&mut r, 0x7f00_0000_5000, 5, 10),
             vec![(vma.0, 0x7f00_0000_f000)]

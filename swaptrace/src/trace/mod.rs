@@ -271,6 +271,15 @@ pub enum Record {
     /// written to the device (a fault until then was minor), or one swapped
     /// in or read ahead (its slot, if kept, is read again by the next use).
     OutFreed { ts: u64, entry: SwapEntry },
+    /// `vm_unmapped_area()` found `[start, end)` of address space `mm`
+    /// free, for a new mapping: what the range held before (pages, swap
+    /// entries, VMAs) was unmapped since.
+    Unmapped {
+        ts: u64,
+        mm: u32,
+        start: u64,
+        end: u64,
+    },
     /// Events the probe could not deliver (ring buffer full), per record kind.
     Lost { ts: u64, what: String, count: u64 },
     /// A VMA of address space `mm`, `[start, end)`, as a swap-out first saw
@@ -305,6 +314,7 @@ impl Record {
             Record::KhugepagedScan { .. } => names::KHUGEPAGED_SCAN,
             Record::Collapse { .. } => names::COLLAPSE,
             Record::OutFreed { .. } => names::OUT_FREED,
+            Record::Unmapped { .. } => names::UNMAPPED,
             Record::Lost { .. } => names::LOST,
             Record::Vma { .. } => names::VMA,
         }
@@ -370,7 +380,7 @@ pub struct Header {
 /// The swap-out metric's attach point that also watched the swap cache:
 /// folios written, swapped in or read ahead (added to an LRU), and freed.
 pub const OUT_FREED_ATTACH: &str =
-    "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free";
+    "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free + mmap:vm_unmapped_area";
 
 impl Header {
     /// Whether the recording sent [`Record::OutFreed`] for device-written

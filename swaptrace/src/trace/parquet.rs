@@ -590,6 +590,13 @@ fn row(r: &Record) -> Row<'_> {
             addr: w(*end),
             ..Row::default()
         },
+        Record::Unmapped { ts, mm, start, end } => Row {
+            ts: w(*ts),
+            mm: n(*mm),
+            vaddr: w(*start),
+            addr: w(*end),
+            ..Row::default()
+        },
         Record::OutFreed { ts, entry } => Row {
             ts: w(*ts),
             dev: Some(entry.dev as i32),

@@ -146,8 +146,14 @@ fn one_of_each() -> Vec<Record> {
             ts: 0,
             entry: SwapEntry { dev: 1, offset: 77 },
         },
+        Record::Unmapped {
+            ts: 0,
+            mm: 1,
+            start: 0x7f00_0000_0000,
+            end: 0x7f00_0c00_0000,
+        },
     ];
-    let mut seen = [false; 19];
+    let mut seen = [false; 20];
     for r in &all {
         let i = match r {
             Record::Task { .. } => 0,
@@ -169,6 +175,7 @@ fn one_of_each() -> Vec<Record> {
             Record::Lost { .. } => 16,
             Record::Vma { .. } => 17,
             Record::OutFreed { .. } => 18,
+            Record::Unmapped { .. } => 19,
         };
         seen[i] = true;
     }

@@ -125,7 +125,7 @@ impl Model<'_> {
                 self.pages.prefetch(mm, vpage);
             }
             Event::Freed { entry, .. } => self.slots.prefetch(&entry),
-            Event::Swapoff { .. } | Event::Vma { .. } => {}
+            Event::Swapoff { .. } | Event::Vma { .. } | Event::Unmapped { .. } => {}
         }
     }
 
@@ -194,6 +194,22 @@ impl Model<'_> {
         self.n_active -= s.cache.active() as usize;
         self.slots.set_cache(&entry, Cache::No);
         self.evict(1);
+    }
+
+    /// Pages `[start, end)` of `mm` were unmapped (munmap, seen when a new
+    /// mapping takes the range): `zap_pte_range()` freed their swap entries
+    /// (`free_swap_and_cache()`) and their pages.
+    fn unmapped(&mut self, mm: u32, start: u64, end: u64) {
+        for (vpage, e) in self.pages.take_range(mm, start, end) {
+            // A slot reused by another page since is that page's.
+            if self
+                .slots
+                .get(&e)
+                .is_some_and(|s| (s.mm, s.vpage) == (mm, vpage))
+            {
+                self.drop_slot(e);
+            }
+        }
     }
 
     fn drop_slot(&mut self, e: SwapEntry) {
@@ -652,6 +668,10 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                 swapoffs += 1;
             }
             Event::Vma { mm, start, end, .. } => policy.on_vma(mm, start, end),
+            Event::Unmapped { mm, start, end, .. } => {
+                model.unmapped(mm, start, end);
+                policy.on_unmap(mm, start, end);
+            }
         }
         i += 1;
     }

@@ -44,6 +44,14 @@ pub enum Event {
         start: u64,
         end: u64,
     },
+    /// Pages `[start, end)` of address space `mm` are unmapped (a new
+    /// mapping takes them): their PTEs, slots and pages are gone.
+    Unmapped {
+        ts: u64,
+        mm: u32,
+        start: u64,
+        end: u64,
+    },
 }
 
 impl Event {
@@ -53,7 +61,8 @@ impl Event {
             | Event::Fault { ts, .. }
             | Event::Swapoff { ts, .. }
             | Event::Freed { ts, .. }
-            | Event::Vma { ts, .. } => *ts,
+            | Event::Vma { ts, .. }
+            | Event::Unmapped { ts, .. } => *ts,
         }
     }
 }
@@ -318,6 +327,12 @@ impl InputBuilder {
             }
             Record::Reclaim { begin: true, .. } => self.reclaimed = true,
             Record::Vma { ts, mm, start, end } if end > start => out.push(Event::Vma {
+                ts,
+                mm,
+                start: start >> self.shift,
+                end: ((end - 1) >> self.shift) + 1,
+            }),
+            Record::Unmapped { ts, mm, start, end } if end > start => out.push(Event::Unmapped {
                 ts,
                 mm,
                 start: start >> self.shift,

@@ -26,6 +26,8 @@ pub trait Policy: Send {
     /// A VMA of address space `mm`: pages `[start, end)` (first seen, or
     /// its bounds changed).
     fn on_vma(&mut self, _mm: u32, _start: u64, _end: u64) {}
+    /// Pages `[start, end)` of `mm` were unmapped: its VMAs there are gone.
+    fn on_unmap(&mut self, _mm: u32, _start: u64, _end: u64) {}
     /// What swapoff's `unuse_pte_range()` does with a page already in the
     /// swap cache: the kernels of each [`SwapoffMode`].
     fn swapoff_mode(&self) -> SwapoffMode {

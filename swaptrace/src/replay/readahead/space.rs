@@ -483,6 +483,53 @@ impl PageTable {
         Some(self.entry(leaf[i as usize], key, i as u32))
     }
 
+    /// Takes the entries of address space `mm`'s pages `[start, end)` out,
+    /// with their pages, and drops the leaves left empty.
+    pub(super) fn take_range(&mut self, mm: u32, start: u64, end: u64) -> Vec<(u64, SwapEntry)> {
+        let (first, last) = (start / PMD_PAGES, end.saturating_sub(1) / PMD_PAGES);
+        if end <= start {
+            return Vec::new();
+        }
+        // Whichever is fewer: the range's leaves, or all leaves.
+        let keys: Vec<u64> = if last - first < self.leaves.len() as u64 {
+            (first..=last)
+                .map(|pmd| leaf_key(mm, pmd * PMD_PAGES))
+                .filter(|k| self.leaves.contains_key(k))
+                .collect()
+        } else {
+            self.leaves
+                .keys()
+                .copied()
+                .filter(|&k| {
+                    let (m, at) = leaf_start(k);
+                    m == mm && at / PMD_PAGES >= first && at / PMD_PAGES <= last
+                })
+                .collect()
+        };
+        let mut out = Vec::new();
+        for key in keys {
+            let (_, at) = leaf_start(key);
+            let Some(leaf) = self.leaves.get_mut(&key) else {
+                continue;
+            };
+            let (lo, hi) = (start.max(at) - at, end.min(at + PMD_PAGES) - at);
+            for i in lo..hi {
+                let e = match std::mem::take(&mut leaf[i as usize]) {
+                    0 => None,
+                    Pte::WIDE => self.wide.remove(&(key, i as u32)),
+                    v => Pte::unpack(v),
+                };
+                if let Some(e) = e {
+                    out.push((at + i, e));
+                }
+            }
+            if leaf.iter().all(|&v| v == 0) {
+                self.leaves.remove(&key);
+            }
+        }
+        out
+    }
+
     pub(super) fn remove(&mut self, &(mm, vpage): &(u32, u64)) -> Option<SwapEntry> {
         let key = leaf_key(mm, vpage);
         let i = (vpage % PMD_PAGES) as u32;

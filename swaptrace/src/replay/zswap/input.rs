@@ -478,6 +478,11 @@ impl EventBuilder {
                 };
                 emit(&mut self.events, out, ev);
             }
+            Record::Unmapped { mm, start, end, .. } => {
+                if let Some(v) = &mut self.vma {
+                    v.unmapped(*mm, start / self.page_size, end.div_ceil(self.page_size));
+                }
+            }
             _ => {}
         }
     }
@@ -501,6 +506,18 @@ pub(super) struct VmaPages {
 }
 
 impl VmaPages {
+    /// Pages `[start, end)` of `mm` were unmapped: their swap PTEs are gone.
+    fn unmapped(&mut self, mm: u32, start: u64, end: u64) {
+        if end.saturating_sub(start) <= self.ptes.len() as u64 {
+            for p in start..end {
+                self.ptes.remove(&(mm, p));
+            }
+        } else {
+            self.ptes
+                .retain(|&(m, p), _| m != mm || p < start || p >= end);
+        }
+    }
+
     /// `swap_vma_readahead()`: the swap PTEs of the window `swap_vma_ra_win()`
     /// places around page `vpage` (cut to its PMD; VMA bounds unknown here),
     /// the fault's own page excepted.

@@ -509,6 +509,8 @@ pub fn reads(r: &Record) -> bool {
             | Record::ZswapWriteback { .. }
             | Record::ZswapOp { .. }
             | Record::Lost { .. }
+            | Record::OutFreed { .. }
+            | Record::Unmapped { .. }
     )
 }
 

@@ -24,6 +24,7 @@ const K_KHUGEPAGED_SCAN: u8 = 16;
 const K_COLLAPSE: u8 = 17;
 const K_VMA: u8 = 18;
 const K_OUT_FREED: u8 = 19;
+const K_UNMAPPED: u8 = 20;
 
 const PAGE_SHIFT: u32 = 12;
 
@@ -338,6 +339,13 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             put(&mut b, entry.dev as u64);
             put_delta(&mut b, &mut st.freed_off, entry.offset);
             K_OUT_FREED
+        }
+        Record::Unmapped { ts, mm, start, end } => {
+            put_delta(&mut b, &mut st.ts, *ts);
+            put(&mut b, *mm as u64);
+            put(&mut b, *start);
+            put(&mut b, end.wrapping_sub(*start));
+            K_UNMAPPED
         }
     };
     buf.push(kind);
@@ -746,6 +754,20 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 end: start
                     .checked_add(len)
                     .ok_or(Bad::Field("VMA end past 2^64"))?,
+            }
+        }
+        K_UNMAPPED => {
+            let ts = c.delta(&mut st.ts)?;
+            let mm = c.u32()?;
+            let start = c.var()?;
+            let len = c.var()?;
+            Record::Unmapped {
+                ts,
+                mm,
+                start,
+                end: start
+                    .checked_add(len)
+                    .ok_or(Bad::Field("unmapped range ends past 2^64"))?,
             }
         }
         K_OUT_FREED => Record::OutFreed {

@@ -144,6 +144,12 @@ pub(crate) fn samples() -> Vec<Record> {
             what: "swap_fault".into(),
             count: 3,
         },
+        Record::Unmapped {
+            ts: 9,
+            mm: 1,
+            start: 0x7f00_0000_0000,
+            end: 0x7f00_0c00_0000,
+        },
     ]
 }
 

@@ -173,6 +173,23 @@ impl Policy for Vma {
         self.last = None;
     }
 
+    fn on_unmap(&mut self, mm: u32, start: u64, end: u64) {
+        // A new VMA there starts with swap_readahead_info 0.
+        let Some(m) = self.vmas.get_mut(&mm) else {
+            return;
+        };
+        let gone: Vec<u64> = m
+            .range(..end)
+            .filter(|&(_, &e)| e > start)
+            .map(|(&s, _)| s)
+            .collect();
+        for s in gone {
+            m.remove(&s);
+            self.info.remove(&(mm, s));
+        }
+        self.last = None;
+    }
+
     fn on_hit(&mut self, f: &FaultCtx, readahead: bool) {
         // swap_update_readahead(): every hit moves the VMA's last address.
         let (key, _) = self.vma_of(f);

@@ -75,3 +75,117 @@ fn a_fault_on_a_page_shared_through_fork_reads_around_the_shared_ptes() {
     assert_eq!(m.pgmajfault, 1);
     assert!(m.swap_ra >= 3, "read around the parent's PTEs: {m:?}");
 }
+
+fn vma(ts: u64, start: u64, end: u64) -> Record {
+    Record::Vma {
+        ts,
+        mm: 1,
+        start: start << 12,
+        end: end << 12,
+    }
+}
+
+/// A mapping of pages 0x1000-0x103f swapped out (slots 1-64) and faulted
+/// once at 0x1030; then unmapped (`unmapped`), and a new mapping at the
+/// same address swaps out 0x1010-0x1017 (slots 101-108) and faults 0x1014.
+fn remapped(unmapped: bool) -> Metrics {
+    let mut b = InputBuilder::new(4096);
+    b.add(&vma(1, 0x1000, 0x1040));
+    for i in 0..64 {
+        b.add(&out(2 + i, 1, 0x1000 + i, 1 + i));
+    }
+    b.add(&fault(100, 1, 0x1030, 49, false));
+    if unmapped {
+        b.add(&Record::Unmapped {
+            ts: 101,
+            mm: 1,
+            start: 0x1000 << 12,
+            end: 0x1040 << 12,
+        });
+    }
+    b.add(&vma(102, 0x1000, 0x1040));
+    for i in 0..8 {
+        b.add(&out(103 + i, 1, 0x1010 + i, 101 + i));
+    }
+    b.add(&fault(200, 1, 0x1014, 105, false));
+    let inp = b.finish(3, 1 << 20).unwrap();
+    run("vma", &inp)
+}
+
+#[test]
+fn an_unmapped_range_loses_its_swap_ptes_and_readahead_state() {
+    // First fault: a fresh VMA (4 hits), window 8: 0x102d-0x1034 read.
+    // Second, in the new VMA: fresh again, window 8 around 0x1014 is
+    // 0x1011-0x1018, but only 0x1011-0x1017 hold swap PTEs now: 7 read.
+    let m = remapped(true);
+    assert_eq!(m.windows, [(8, 2)].into());
+    assert_eq!((m.pswpin, m.swap_ra), (8 + 7, 7 + 6));
+    // Without the record, the old VMA's state (0 hits, last window 8)
+    // gives __swapin_nr_pages() = max(1, 8 / 2) = 4: 0x1013-0x1016.
+    let stale = remapped(false);
+    assert_eq!(stale.windows, [(4, 1), (8, 1)].into());
+    assert_eq!((stale.pswpin, stale.swap_ra), (8 + 4, 7 + 3));
+}
+
+/// Swap PTEs of the unmapped range go with their slots; a slot another
+/// page took since stays that page's.
+#[test]
+fn an_unmapped_range_frees_its_slots_but_not_reused_ones() {
+    let mut b = InputBuilder::new(4096);
+    for i in 0..8 {
+        b.add(&out(1 + i, 1, 0x1000 + i, 1 + i));
+    }
+    // Slot 4 reused by a page of another mapping before the unmap.
+    b.add(&out(10, 1, 0x5000, 4));
+    b.add(&Record::Unmapped {
+        ts: 11,
+        mm: 1,
+        start: 0x1000 << 12,
+        end: 0x1008 << 12,
+    });
+    // Cluster readahead of 8 around slot 4 (0x5000): only slot 4 is
+    // allocated, its neighbours were freed with the unmapped PTEs.
+    b.add(&fault(12, 1, 0x5000, 4, false));
+    let inp = b.finish(3, 1 << 20).unwrap();
+    let m = run("fixed:8", &inp);
+    assert_eq!((m.pgmajfault, m.pswpin, m.swap_ra), (1, 1, 0));
+}
+
+/// A range's leaves are walked one by one, or all leaves are filtered when
+/// the range spans more PMDs than there are leaves: the same pages go.
+#[test]
+fn take_range_takes_the_same_pages_either_way() {
+    use super::super::space::PageTable;
+    let e = |offset| SwapEntry { dev: 0, offset };
+    let filled = || {
+        let mut t = PageTable::default();
+        for (i, v) in [0x1000u64, 0x11ff, 0x1200, 0x1400, 0x9_0000_0000]
+            .into_iter()
+            .enumerate()
+        {
+            t.insert((1, v), e(i as u64 + 1));
+            t.insert((2, v), e(i as u64 + 100));
+        }
+        t
+    };
+    // 60 PMDs: all of `few`'s 10 leaves filtered, `many`'s walked by PMD.
+    let mut few = filled();
+    let small = few.take_range(1, 0x11ff, 0x8001);
+    let mut many = filled();
+    for i in 0..100 {
+        many.insert((3, i * 512), e(1000 + i));
+    }
+    assert_eq!(many.take_range(1, 0x11ff, 0x8001), small);
+    assert_eq!(small, vec![(0x11ff, e(2)), (0x1200, e(3)), (0x1400, e(4))]);
+    let mut all = filled();
+    all.take_range(1, 0x11ff, 0x1401);
+    // The whole address space: the by-leaf walk would be 2^27 PMDs.
+    let rest = all.take_range(1, 0, 1 << 40);
+    assert_eq!(rest, vec![(0x1000, e(1)), (0x9_0000_0000, e(5))]);
+    assert_eq!(all.get(&(1, 0x1000)), None);
+    assert_eq!(
+        all.get(&(2, 0x1200)),
+        Some(e(102)),
+        "another address space's stay"
+    );
+}
