@@ -45,8 +45,10 @@ pub fn test(args: &[String]) -> Result<ExitCode> {
         false
     };
     // The replay's fidelity, short: one run per shape and policy; the
-    // kernel's own policy within a loose bound on I/O and major faults (the
-    // targets and the full table: `cargo xtask fidelity`).
+    // kernel's own policy within 5% on I/O and major faults (it replays
+    // within 1.2% on every shape; a model that loses track, as of memory
+    // unmapped and mapped again, is off by 6% and more). The targets and
+    // the full table: `cargo xtask fidelity`.
     if built {
         run(Command::new(root().join("target/dist/swaptrace")).args([
             "lab",
@@ -54,7 +56,7 @@ pub fn test(args: &[String]) -> Result<ExitCode> {
             "--runs",
             "1",
             "--max-own-pct",
-            "25",
+            "5",
         ]))?;
     } else {
         eprintln!("xtask: not root: the fidelity runs do not run");

@@ -15,7 +15,7 @@ pub struct Args {
     /// Live runs per shape and policy.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     runs: u32,
-    /// The shapes to run (default: all): shuffled, procs, zero, random, vmas, fork.
+    /// The shapes to run (default: all): shuffled, procs, zero, random, vmas, fork, remap.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
     /// Scale every shape's memory (and its cgroup limit) by this factor.
@@ -132,6 +132,14 @@ fn shapes(scale: f64) -> Vec<Shape> {
             ..base(192)
         },
         ),
+        shape(
+            "remap",
+            "3 rounds of 192 MiB, each on a new mapping at the addresses the last one unmapped, 128 MiB cgroup",
+            WorkloadSpec {
+            rounds: 3,
+            ..base(192)
+        },
+        ),
     ]
 }
 
@@ -160,7 +168,9 @@ fn command_shape(a: &Args) -> Result<Option<Shape>> {
 const POLICIES: [&str; 2] = ["cluster", "vma"];
 
 /// The built-in shapes, in table order.
-const SHAPES: [&str; 6] = ["shuffled", "procs", "zero", "random", "vmas", "fork"];
+const SHAPES: [&str; 7] = [
+    "shuffled", "procs", "zero", "random", "vmas", "fork", "remap",
+];
 
 pub fn run(a: Args) -> Result<()> {
     match &a.from {

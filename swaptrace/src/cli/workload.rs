@@ -26,6 +26,10 @@ pub struct Shape {
     /// P mod N: address order reads them interleaved.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub regions: u32,
+    /// Run it this many times, each round on a new mapping unmapped at its
+    /// end (the next round's mapping takes the same addresses).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub rounds: u32,
 }
 
 impl Shape {
@@ -37,6 +41,7 @@ impl Shape {
             read_order: self.read_order,
             fork_read: self.fork_read,
             regions: self.regions,
+            rounds: self.rounds,
             ..spec
         }
     }

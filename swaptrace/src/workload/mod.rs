@@ -168,6 +168,10 @@ pub struct WorkloadSpec {
     /// mapping `p % regions`: address order reads them interleaved.
     #[serde(default = "one")]
     pub regions: u32,
+    /// Rounds of the whole run, each on a new mapping (seed `seed + round`)
+    /// unmapped at its end: the next mapping takes the same addresses.
+    #[serde(default = "one")]
+    pub rounds: u32,
 }
 
 fn one() -> u32 {
@@ -193,6 +197,7 @@ impl Default for WorkloadSpec {
             read_order: ReadOrder::Address,
             fork_read: false,
             regions: 1,
+            rounds: 1,
         }
     }
 }
@@ -449,8 +454,29 @@ pub fn run(spec: &WorkloadSpec) -> Result<WorkloadReport, WorkloadError> {
     Ok(r)
 }
 
-/// One process's run: write, meet the others (`together`), read back.
+/// One process's run, [`WorkloadSpec::rounds`] times: write, meet the
+/// others (`together`, in the first round), read back, unmap.
 fn run_one(
+    spec: &WorkloadSpec,
+    together: Option<&procs::Together>,
+) -> Result<WorkloadReport, WorkloadError> {
+    let mut total = run_round(spec, together)?;
+    for round in 1..spec.rounds {
+        let spec = WorkloadSpec {
+            seed: spec.seed.wrapping_add(round as u64),
+            ..spec.clone()
+        };
+        let r = run_round(&spec, None)?;
+        total.pages += r.pages;
+        total.touched += r.touched;
+        total.elapsed_write += r.elapsed_write;
+        total.elapsed_read += r.elapsed_read;
+    }
+    Ok(total)
+}
+
+/// One round: write, meet the others (`together`), read back, unmap.
+fn run_round(
     spec: &WorkloadSpec,
     together: Option<&procs::Together>,
 ) -> Result<WorkloadReport, WorkloadError> {
