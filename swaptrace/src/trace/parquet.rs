@@ -583,14 +583,7 @@ fn row(r: &Record) -> Row<'_> {
             count: w(*count),
             ..Row::default()
         },
-        Record::Vma { ts, mm, start, end } => Row {
-            ts: w(*ts),
-            mm: n(*mm),
-            vaddr: w(*start),
-            addr: w(*end),
-            ..Row::default()
-        },
-        Record::Unmapped { ts, mm, start, end } => Row {
+        Record::Vma { ts, mm, start, end } | Record::Unmapped { ts, mm, start, end } => Row {
             ts: w(*ts),
             mm: n(*mm),
             vaddr: w(*start),

@@ -327,25 +327,22 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             put(&mut b, *count);
             K_LOST
         }
-        Record::Vma { ts, mm, start, end } => {
+        Record::Vma { ts, mm, start, end } | Record::Unmapped { ts, mm, start, end } => {
             put_delta(&mut b, &mut st.ts, *ts);
             put(&mut b, *mm as u64);
             put(&mut b, *start);
             put(&mut b, end.wrapping_sub(*start));
-            K_VMA
+            if matches!(r, Record::Vma { .. }) {
+                K_VMA
+            } else {
+                K_UNMAPPED
+            }
         }
         Record::OutFreed { ts, entry } => {
             put_delta(&mut b, &mut st.ts, *ts);
             put(&mut b, entry.dev as u64);
             put_delta(&mut b, &mut st.freed_off, entry.offset);
             K_OUT_FREED
-        }
-        Record::Unmapped { ts, mm, start, end } => {
-            put_delta(&mut b, &mut st.ts, *ts);
-            put(&mut b, *mm as u64);
-            put(&mut b, *start);
-            put(&mut b, end.wrapping_sub(*start));
-            K_UNMAPPED
         }
     };
     buf.push(kind);
@@ -742,32 +739,18 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
             what: c.str()?,
             count: c.var()?,
         },
-        K_VMA => {
+        K_VMA | K_UNMAPPED => {
+            // An address space's range: ts, mm, start, length.
             let ts = c.delta(&mut st.ts)?;
             let mm = c.u32()?;
             let start = c.var()?;
-            let len = c.var()?;
-            Record::Vma {
-                ts,
-                mm,
-                start,
-                end: start
-                    .checked_add(len)
-                    .ok_or(Bad::Field("VMA end past 2^64"))?,
-            }
-        }
-        K_UNMAPPED => {
-            let ts = c.delta(&mut st.ts)?;
-            let mm = c.u32()?;
-            let start = c.var()?;
-            let len = c.var()?;
-            Record::Unmapped {
-                ts,
-                mm,
-                start,
-                end: start
-                    .checked_add(len)
-                    .ok_or(Bad::Field("unmapped range ends past 2^64"))?,
+            let end = start
+                .checked_add(c.var()?)
+                .ok_or(Bad::Field("range ends past 2^64"))?;
+            if kind == K_VMA {
+                Record::Vma { ts, mm, start, end }
+            } else {
+                Record::Unmapped { ts, mm, start, end }
             }
         }
         K_OUT_FREED => Record::OutFreed {

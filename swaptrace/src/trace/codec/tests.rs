@@ -153,26 +153,27 @@ pub(crate) fn samples() -> Vec<Record> {
     ]
 }
 
+/// [`samples`] encoded as one chunk.
+fn sample_bytes() -> Vec<u8> {
+    let mut buf = Vec::new();
+    let mut st = DeltaState::default();
+    for r in &samples() {
+        encode_record(&mut buf, &mut st, r);
+    }
+    buf
+}
+
 #[test]
 fn every_kind_round_trips() {
     let recs = samples();
-    let mut buf = Vec::new();
-    let mut st = DeltaState::default();
-    for r in &recs {
-        encode_record(&mut buf, &mut st, r);
-    }
-    let (back, skipped) = decode_records(&buf).unwrap();
+    let (back, skipped) = decode_records(&sample_bytes()).unwrap();
     assert_eq!(skipped, 0);
     assert_eq!(back, recs);
 }
 
 #[test]
 fn decoding_into_a_used_vector_gives_the_chunk_alone() {
-    let mut buf = Vec::new();
-    let mut st = DeltaState::default();
-    for r in &samples() {
-        encode_record(&mut buf, &mut st, r);
-    }
+    let buf = sample_bytes();
     // A vector that held another chunk, and a failed decode's leftovers:
     // cleared, and each chunk starts from a fresh delta state.
     let mut out = vec![zap(None); 3];
@@ -195,11 +196,7 @@ fn unknown_kinds_are_skipped_by_length() {
 
 #[test]
 fn cut_records_are_errors_not_panics() {
-    let mut buf = Vec::new();
-    let mut st = DeltaState::default();
-    for r in &samples() {
-        encode_record(&mut buf, &mut st, r);
-    }
+    let buf = sample_bytes();
     for n in 0..buf.len() {
         // Any prefix either decodes to fewer records or errors; never panics.
         if let Ok((recs, _)) = decode_records(&buf[..n]) {

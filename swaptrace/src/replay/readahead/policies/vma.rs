@@ -112,6 +112,23 @@ impl Vma {
         }
     }
 
+    /// Forgets `mm`'s VMAs that overlap pages `[start, end)`; their starts.
+    fn remove_vmas(&mut self, mm: u32, start: u64, end: u64) -> Vec<u64> {
+        self.last = None;
+        let Some(m) = self.vmas.get_mut(&mm) else {
+            return Vec::new();
+        };
+        let gone: Vec<u64> = m
+            .range(..end)
+            .filter(|&(_, &e)| e > start)
+            .map(|(&s, _)| s)
+            .collect();
+        for s in &gone {
+            m.remove(s);
+        }
+        gone
+    }
+
     /// `vma` and its swapoff variants.
     pub fn make(a: &PolicyArgs) -> Result<Box<dyn Policy>, String> {
         Ok(Box::new(Vma {
@@ -159,35 +176,16 @@ impl Policy for Vma {
     }
 
     fn on_vma(&mut self, mm: u32, start: u64, end: u64) {
-        let m = self.vmas.entry(mm).or_default();
         // A VMA that changed (split, merged, moved) replaces those it overlaps.
-        let overlapping: Vec<u64> = m
-            .range(..end)
-            .filter(|&(_, &e)| e > start)
-            .map(|(&s, _)| s)
-            .collect();
-        for s in overlapping {
-            m.remove(&s);
-        }
-        m.insert(start, end);
-        self.last = None;
+        self.remove_vmas(mm, start, end);
+        self.vmas.entry(mm).or_default().insert(start, end);
     }
 
     fn on_unmap(&mut self, mm: u32, start: u64, end: u64) {
         // A new VMA there starts with swap_readahead_info 0.
-        let Some(m) = self.vmas.get_mut(&mm) else {
-            return;
-        };
-        let gone: Vec<u64> = m
-            .range(..end)
-            .filter(|&(_, &e)| e > start)
-            .map(|(&s, _)| s)
-            .collect();
-        for s in gone {
-            m.remove(&s);
+        for s in self.remove_vmas(mm, start, end) {
             self.info.remove(&(mm, s));
         }
-        self.last = None;
     }
 
     fn on_hit(&mut self, f: &FaultCtx, readahead: bool) {
