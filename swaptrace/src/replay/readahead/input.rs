@@ -326,18 +326,17 @@ impl InputBuilder {
                 out.push(Event::Freed { ts, entry })
             }
             Record::Reclaim { begin: true, .. } => self.reclaimed = true,
-            Record::Vma { ts, mm, start, end } if end > start => out.push(Event::Vma {
-                ts,
-                mm,
-                start: start >> self.shift,
-                end: ((end - 1) >> self.shift) + 1,
-            }),
-            Record::Unmapped { ts, mm, start, end } if end > start => out.push(Event::Unmapped {
-                ts,
-                mm,
-                start: start >> self.shift,
-                end: ((end - 1) >> self.shift) + 1,
-            }),
+            Record::Vma { ts, mm, start, end } | Record::Unmapped { ts, mm, start, end }
+                if end > start =>
+            {
+                // The pages the byte range touches.
+                let (start, end) = (start >> self.shift, ((end - 1) >> self.shift) + 1);
+                out.push(if matches!(r, Record::Vma { .. }) {
+                    Event::Vma { ts, mm, start, end }
+                } else {
+                    Event::Unmapped { ts, mm, start, end }
+                })
+            }
             Record::Syscall {
                 ts,
                 tid,

@@ -486,10 +486,10 @@ impl PageTable {
     /// Takes the entries of address space `mm`'s pages `[start, end)` out,
     /// with their pages, and drops the leaves left empty.
     pub(super) fn take_range(&mut self, mm: u32, start: u64, end: u64) -> Vec<(u64, SwapEntry)> {
-        let (first, last) = (start / PMD_PAGES, end.saturating_sub(1) / PMD_PAGES);
         if end <= start {
             return Vec::new();
         }
+        let (first, last) = (start / PMD_PAGES, (end - 1) / PMD_PAGES);
         // Whichever is fewer: the range's leaves, or all leaves.
         let keys: Vec<u64> = if last - first < self.leaves.len() as u64 {
             (first..=last)
@@ -514,12 +514,7 @@ impl PageTable {
             };
             let (lo, hi) = (start.max(at) - at, end.min(at + PMD_PAGES) - at);
             for i in lo..hi {
-                let e = match std::mem::take(&mut leaf[i as usize]) {
-                    0 => None,
-                    Pte::WIDE => self.wide.remove(&(key, i as u32)),
-                    v => Pte::unpack(v),
-                };
-                if let Some(e) = e {
+                if let Some(e) = take_pte(leaf, &mut self.wide, key, i as u32) {
                     out.push((at + i, e));
                 }
             }
@@ -534,10 +529,20 @@ impl PageTable {
         let key = leaf_key(mm, vpage);
         let i = (vpage % PMD_PAGES) as u32;
         let leaf = self.leaves.get_mut(&key)?;
-        match std::mem::take(&mut leaf[i as usize]) {
-            Pte::WIDE => self.wide.remove(&(key, i)),
-            v => Pte::unpack(v),
-        }
+        take_pte(leaf, &mut self.wide, key, i)
+    }
+}
+
+/// Clears page `i` of leaf `key` and returns the entry it held.
+fn take_pte(
+    leaf: &mut [u32; PMD_PAGES as usize],
+    wide: &mut HashMap<(u64, u32), SwapEntry, BuildHasherDefault<MixHasher>>,
+    key: u64,
+    i: u32,
+) -> Option<SwapEntry> {
+    match std::mem::take(&mut leaf[i as usize]) {
+        Pte::WIDE => wide.remove(&(key, i)),
+        v => Pte::unpack(v),
     }
 }
 
