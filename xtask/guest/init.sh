@@ -260,6 +260,20 @@ sc_both() {
 	swap_off vda
 }
 
+# zswap_run NAME COLD JOB: records, in the scenario's zswap setting, a
+# cold set of COLD written and held, then `swaptrace workload JOB`, both
+# in the cgroup, to NAME.swt.
+zswap_run() {
+	t=$(now)
+	timeout $LIMIT swaptrace record -o "$1.swt" -- sh -c "
+		in_cg swaptrace workload --size $2 --pattern random --fill 3 --hold > $1.cold &
+		until grep -q holding $1.cold; do sleep 0.5; done
+		in_cg swaptrace workload $3
+		kill %1; wait" > "$1.stdout" 2> "$1.stderr"
+	note "record-$1" $?
+	log "$SC: $1 took $(since "$t") s"
+}
+
 # Seed 003: zswap with its shrinker; a cold set written first and held,
 # then a job sweeping its working set, in the memory cgroup (v2: zswap is
 # charged to it and its shrinker writes back under the cgroup's pressure).
@@ -286,6 +300,11 @@ sc_zswap() {
 	note record $?
 	since "$t" > zswap.time
 	log "$SC: took $(cat zswap.time) s; $(grep -E 'Zswap' /proc/meminfo | tr '\n' ' ')"
+	# Other shapes, where the shrinker runs: nothing is fitted to any run.
+	if [ -n "$old_shrinker" ]; then
+		zswap_run zswap-random 64M "--size 192M --pattern random --fill 2 --passes 2 --seed 5"
+		zswap_run zswap-strided 96M "--size 224M --pattern strided:4 --fill 4 --passes 3 --seed 11"
+	fi
 	swap_off vda
 	echo "$old_enabled" > $Z/enabled
 	[ -n "$old_shrinker" ] && echo "$old_shrinker" > $Z/shrinker_enabled

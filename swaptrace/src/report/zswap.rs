@@ -52,10 +52,21 @@ pub fn zswap_text(live: &ZswapLive, metrics: &[ZswapMetrics]) -> String {
         );
     }
     if let Some(m) = metrics.first() {
+        let shrinker = if m.pressure.starts_with("recorded") {
+            format!(
+                "shrinker at the {}, other policies walking as far times their count",
+                m.pressure
+            )
+        } else {
+            format!(
+                "shrinker at priority {} on {}",
+                m.shrinker_priority, m.pressure
+            )
+        };
         let _ = writeln!(
             s,
-            "model: pool limit {} pages, accept threshold {} pages, compression ratio {}, shrinker at priority {} on {}",
-            m.pool_limit_pages, m.accept_threshold_pages, m.compression_ratio, m.shrinker_priority, m.pressure
+            "model: pool limit {} pages, accept threshold {} pages, compression ratio {:.2}, {shrinker}",
+            m.pool_limit_pages, m.accept_threshold_pages, m.compression_ratio
         );
         let _ = writeln!(
             s,

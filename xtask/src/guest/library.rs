@@ -101,6 +101,51 @@ pub fn replay_zswap_text(t: &Loaded) -> Result<String, String> {
     Ok(swaptrace::report::zswap_text(&r.live, &r.metrics))
 }
 
+/// The recording kernel's zswap policy replayed on `t`, where its shrinker
+/// ran: its name and (what, live, replayed) for stores, zswap loads,
+/// disk swap-ins and writebacks. None without a dynamic shrinker.
+pub fn replay_zswap_own(t: &Loaded) -> Result<Option<ZswapOwn>, String> {
+    use swaptrace::replay::zswap;
+    let Some(policy) = zswap::kernel_policy(&t.header).filter(|p| p.name() != "no-shrinker") else {
+        return Ok(None);
+    };
+    let req = ReplayRequest {
+        policies: Some(policy.name()),
+        ..ReplayRequest::default()
+    };
+    let r = zswap::run(t, &req).map_err(|e| e.to_string())?;
+    let m = r.metrics.first().ok_or("no replay")?;
+    let l = &r.live;
+    let rows = vec![
+        (
+            "stores",
+            l.zswpout.unwrap_or(l.zswap_stores),
+            m.stores_accepted,
+        ),
+        (
+            "zswap loads",
+            l.zswpin.unwrap_or(l.zswap_loads),
+            m.zswap_hits,
+        ),
+        (
+            "disk swap-ins",
+            l.pswpin.unwrap_or(l.disk_pages_read),
+            m.disk_swapins,
+        ),
+        ("writebacks", l.writebacks, m.writebacks),
+    ];
+    Ok(Some(ZswapOwn {
+        policy: policy.name(),
+        rows,
+    }))
+}
+
+pub struct ZswapOwn {
+    pub policy: &'static str,
+    /// (what, live, replayed).
+    pub rows: Vec<(&'static str, u64, u64)>,
+}
+
 /// Lock acquisitions of one batch-free policy.
 #[derive(Clone, Copy, Debug)]
 pub struct FreeLocks {

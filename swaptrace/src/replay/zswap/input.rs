@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::ZswapError;
+use super::{ZswapError, ZswapPolicy};
 use crate::stats::Percentiles;
 use crate::trace::{Footer, Header, Loaded, OutKind, Record, SwapEntry, MAX_FOLIO_PAGES};
 
@@ -53,6 +53,8 @@ pub enum ZswapEvent {
     Reclaim { ts: u64, begin: bool },
     /// The kernel freed the swap-cache folio of `entry` (`out_freed`).
     Freed { ts: u64, entry: SwapEntry },
+    /// The recording kernel wrote `nr` zswap entries back (`shrink_memcg_cb()`).
+    Writeback { ts: u64, nr: u32 },
 }
 
 impl ZswapEvent {
@@ -63,8 +65,13 @@ impl ZswapEvent {
             | ZswapEvent::Ahead { ts, .. }
             | ZswapEvent::CacheHit { ts, .. }
             | ZswapEvent::Reclaim { ts, .. }
-            | ZswapEvent::Freed { ts, .. } => ts,
+            | ZswapEvent::Freed { ts, .. }
+            | ZswapEvent::Writeback { ts, .. } => ts,
         }
+    }
+
+    pub fn is_writeback(&self) -> bool {
+        matches!(self, ZswapEvent::Writeback { .. })
     }
 }
 
@@ -117,6 +124,10 @@ pub struct ZswapInput {
     pub distinct_out_pages: u64,
     /// Whether any `Reclaim { begin: true }` was recorded.
     pub has_reclaim: bool,
+    /// Whether any [`ZswapEvent::Writeback`] was recorded.
+    pub has_writebacks: bool,
+    /// The recording kernel's zswap policy, when the header tells.
+    pub kernel_policy: Option<ZswapPolicy>,
     /// Pages read in while a swapped-in page stays resident, as recorded
     /// ([`EventBuilder::resident_pages`]).
     pub resident_pages: Option<u64>,
@@ -160,6 +171,8 @@ impl ZswapInput {
             memory_pages: None,
             distinct_out_pages,
             has_reclaim: b.has_reclaim,
+            has_writebacks: b.has_writebacks,
+            kernel_policy: None,
             resident_pages: b.resident_pages(),
             bad_records: b.bad_records,
             live: b.live(),
@@ -176,6 +189,7 @@ impl ZswapInput {
             t.header.records_out_freed(),
         )?;
         input.memory_pages = recorded(&t.header, t.footer.as_ref(), &mut input.live);
+        input.kernel_policy = kernel_policy(&t.header);
         Ok(input)
     }
 
@@ -188,6 +202,26 @@ impl ZswapInput {
 /// Whether the recording kernel read ahead by VMA (`swap_use_vma_readahead()`).
 pub(super) fn uses_vma_readahead(h: &Header) -> bool {
     crate::replay::readahead::kernel_policy(h) == "vma"
+}
+
+/// The recording kernel's zswap policy: none (no zswap or no header
+/// release), `no-shrinker` with the shrinker off or before 6.8, `shrinker`
+/// to 6.11, `disk-swapin-tracking` from 6.12.
+pub fn kernel_policy(h: &Header) -> Option<ZswapPolicy> {
+    let (major, minor) = crate::trace::kernel_version(&h.kernel_release);
+    if major == 0 || h.zswap.get("enabled").is_some_and(|v| v.trim() != "Y") {
+        return None;
+    }
+    let on = h
+        .zswap
+        .get("shrinker_enabled")
+        .is_some_and(|v| v.trim() == "Y");
+    Some(match (major, minor) {
+        _ if !on => ZswapPolicy::NoShrinker,
+        (0..=5, _) | (6, 0..=7) => ZswapPolicy::NoShrinker,
+        (6, 8..=11) => ZswapPolicy::Shrinker,
+        _ => ZswapPolicy::DiskSwapinTracking,
+    })
 }
 
 /// The memory figure of a recording (None: unknown), and its vmstat
@@ -212,6 +246,7 @@ pub(super) struct EventBuilder {
     live: ZswapLive,
     pub(super) bad_records: u64,
     pub(super) has_reclaim: bool,
+    pub(super) has_writebacks: bool,
     /// Distinct entries swapped out; None: not kept (the memory figure is known).
     distinct: Option<HashSet<SwapEntry>>,
     /// Readahead windows recorded for a fault still to come.
@@ -243,6 +278,7 @@ impl EventBuilder {
             live: ZswapLive::default(),
             bad_records: 0,
             has_reclaim: false,
+            has_writebacks: false,
             distinct: distinct.then(HashSet::new),
             windows: HashMap::new(),
             vma: None,
@@ -459,6 +495,10 @@ impl EventBuilder {
             Record::ZswapWriteback { ts, nr, .. } => {
                 live.writebacks += *nr as u64;
                 self.others = (self.others.0.min(*ts), self.others.1.max(*ts));
+                if *nr > 0 {
+                    self.has_writebacks = true;
+                    out.push(ZswapEvent::Writeback { ts: *ts, nr: *nr });
+                }
             }
             Record::ZswapOp { ts, load, ok, .. } => {
                 live.zswap_ops += 1;

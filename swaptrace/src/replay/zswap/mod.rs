@@ -22,9 +22,14 @@
 //! - the model decides store/reject itself: the recorded `OutKind` is used
 //!   only for zero-filled pages, which never enter the pool;
 //! - `shrink_worker()` runs at once, not from a workqueue;
-//! - each pressure episode (a recorded reclaim begin, else every N swap-out
-//!   pages) is one `do_shrink_slab()` at a fixed priority (the trace has no
-//!   reclaim priority), deferred work carried between episodes;
+//! - where the recording kernel's shrinker ran and its writebacks were
+//!   recorded, its policy writes back as many entries at each (its own
+//!   limit writebacks counted), and another policy walks as many entries
+//!   as the kernel's walk took, times its freeable count over the
+//!   kernel's; else each pressure episode (a recorded reclaim begin, else
+//!   every N swap-out pages) is one `do_shrink_slab()` at a fixed priority
+//!   (the trace has no reclaim priority), deferred work carried between
+//!   episodes;
 //! - a fault's readahead is the recorded window: an aligned block of swap
 //!   offsets (`swap_cluster_readahead()`), or, where the recording kernel
 //!   read ahead by VMA, the swap PTEs around the fault's address (cut to its
@@ -49,7 +54,7 @@ use std::sync::Arc;
 use super::family::{known, ParamInfo, PolicyInfo, ReplayRequest, Uses};
 use crate::trace::{Footer, Header, Loaded, Record};
 
-pub use input::{LiveIn, ZswapEvent, ZswapInput, ZswapLive};
+pub use input::{kernel_policy, LiveIn, ZswapEvent, ZswapInput, ZswapLive};
 pub use stream::{run_streamed, scan, ZswapScanned};
 #[cfg(test)]
 pub(crate) use synth::synth_zswap;
@@ -139,6 +144,13 @@ pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "buckets=N",
         help: "1 to 100000: buckets of the pool-size time series (default 100)",
+    },
+    ParamInfo {
+        name: "writebacks=W",
+        help: "follow or ignore: where the recording kernel's shrinker ran, run \
+               each policy's at the recorded writebacks, as far as the kernel's \
+               walked scaled by its own count (follow, the default), or once per \
+               recorded reclaim at priority (ignore)",
     },
     ParamInfo {
         name: "resident-pages=N",
@@ -247,6 +259,9 @@ pub struct ZswapParams {
     /// Pages read in while a page read from disk stays resident; None:
     /// as recorded (the median from a swap-in to the page's next swap-out).
     pub resident_pages: Option<u64>,
+    /// Where the kernel's shrinker ran and writebacks were recorded, the
+    /// shrinker runs at each recorded writeback (else at each reclaim).
+    pub follow_writebacks: bool,
 }
 
 impl Default for ZswapParams {
@@ -260,6 +275,7 @@ impl Default for ZswapParams {
             shrinker_priority: DEFAULT_SHRINKER_PRIORITY,
             buckets: DEFAULT_BUCKETS,
             resident_pages: None,
+            follow_writebacks: true,
         }
     }
 }
@@ -330,6 +346,13 @@ impl ZswapParams {
                     None
                 } else {
                     Some(int(0, u64::MAX >> 1)?)
+                }
+            }
+            "writebacks" => {
+                self.follow_writebacks = match value {
+                    "follow" => true,
+                    "ignore" => false,
+                    _ => return Err(bad("expected follow or ignore".into())),
                 }
             }
             _ => return Err(bad(format!("unknown key (keys: {})", param_names()))),

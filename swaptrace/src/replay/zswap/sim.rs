@@ -142,6 +142,12 @@ pub(super) struct Sim {
     /// stays resident for (then it is dropped clean).
     pub(super) pagein: u64,
     pub(super) resident: u64,
+    /// Recorded writebacks not yet matched, and the limit writebacks
+    /// counted against them so far ([`write_back_recorded`](Self::write_back_recorded)).
+    pub(super) owed: u64,
+    pub(super) limit_paid: u64,
+    /// The disk swap-ins the last count consumed (6.12).
+    pub(super) discount: u64,
     pub(super) m: ZswapMetrics,
 }
 
@@ -360,11 +366,67 @@ impl Sim {
                 // Consume disk swap-ins up to the LRU size; the rest remains.
                 let used = nr_freeable.min(self.nr_disk_swapins);
                 self.nr_disk_swapins -= used;
+                self.discount = used;
                 nr_freeable -= used;
             }
         }
         // Scale by the memory saving: compressed pages per stored page.
         mult_frac(nr_freeable, nr_backing, nr_stored)
+    }
+
+    /// [`shrinker_count`](Self::shrinker_count) in stored pages, as the
+    /// last count took it (6.12: less the disk swap-ins it consumed).
+    fn freeable(&self) -> u64 {
+        let n = self.lru.len;
+        match self.policy {
+            ZswapPolicy::NoShrinker => 0,
+            ZswapPolicy::Shrinker => n.saturating_sub(self.nr_protected),
+            ZswapPolicy::ShrinkerSecondChance => n,
+            ZswapPolicy::DiskSwapinTracking => n - n.min(self.discount),
+        }
+    }
+
+    /// The recording kernel wrote `nr` entries back: this model, being the
+    /// kernel's policy, walks its LRU (rotating as the policy does) until
+    /// it wrote back as many, less its own limit writebacks since the last
+    /// call. Returns the entries walked and [`freeable`](Self::freeable)
+    /// before the walk.
+    fn write_back_recorded(&mut self, nr: u64) -> (u64, u64) {
+        let limit = self.m.writebacks_limit - self.limit_paid;
+        self.limit_paid = self.m.writebacks_limit;
+        self.owed = (self.owed + nr).saturating_sub(limit);
+        let freeable = self.freeable();
+        // Each entry is rotated at most once before it is written back.
+        let most = 2 * self.lru.len;
+        let mut walked = 0;
+        while self.owed > 0 && walked < most {
+            match self.walk_one(Why::Shrinker) {
+                None => break,
+                Some(w) => self.owed -= w as u64,
+            }
+            walked += 1;
+        }
+        (walked, freeable)
+    }
+
+    /// `nr` entries walked by `zswap_shrinker_scan()` calls of
+    /// `SHRINK_BATCH`. A batch that only rotates ends one
+    /// `do_shrink_slab()`, not the walk: the kernel's took several.
+    fn scan(&mut self, mut nr: u64) {
+        while nr > 0 {
+            let batch = nr.min(SHRINK_BATCH);
+            if self.policy == ZswapPolicy::Shrinker
+                && self.nr_protected >= self.lru.len.wrapping_sub(batch)
+            {
+                return;
+            }
+            for _ in 0..batch {
+                if self.walk_one(Why::Shrinker).is_none() {
+                    return;
+                }
+            }
+            nr -= batch;
+        }
     }
 
     /// `zswap_shrinker_scan()`: None is `SHRINK_STOP`.
@@ -458,6 +520,8 @@ pub(super) struct Span {
     /// [`ZswapInput::memory_figure`].
     pub(super) memory_figure: u64,
     pub(super) has_reclaim: bool,
+    pub(super) has_writebacks: bool,
+    pub(super) kernel_policy: Option<ZswapPolicy>,
     /// The earliest and latest event (0, 0 without events).
     pub(super) t0: u64,
     pub(super) t1: u64,
@@ -467,30 +531,64 @@ pub(super) struct Span {
 
 impl Span {
     pub(super) fn of(input: &ZswapInput) -> Span {
+        let ts = || {
+            input
+                .events
+                .iter()
+                .filter(|e| !e.is_writeback())
+                .map(|e| e.ts())
+        };
         Span {
             memory_figure: input.memory_figure(),
             has_reclaim: input.has_reclaim,
+            has_writebacks: input.has_writebacks,
+            kernel_policy: input.kernel_policy,
             resident_pages: input.resident_pages,
-            t0: input.events.iter().map(|e| e.ts()).min().unwrap_or(0),
-            t1: input.events.iter().map(|e| e.ts()).max().unwrap_or(0),
+            t0: ts().min().unwrap_or(0),
+            t1: ts().max().unwrap_or(0),
         }
     }
 }
 
-/// One policy's replay, fed an event at a time ([`step`](Self::step)).
-pub(super) struct Replayer {
-    sim: Sim,
-    series: Series,
-    span: Span,
-    interval: u64,
-    now: u64,
-    pool: u64,
-    area: f64,
-    outs: u64,
+/// What runs the dynamic shrinker in a replay.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Pressure {
+    /// One `do_shrink_slab()` per N swap-out pages (no reclaim recorded).
+    Every(u64),
+    /// One `do_shrink_slab()` per recorded reclaim.
+    Reclaim,
+    /// The recorded writebacks of the kernel's policy (see [`Replayer::paced`]).
+    Writebacks(ZswapPolicy),
 }
 
-impl Replayer {
-    pub(super) fn new(span: Span, policy: ZswapPolicy, p: &ZswapParams) -> Replayer {
+impl Pressure {
+    fn of(span: &Span, p: &ZswapParams) -> Pressure {
+        let open = if span.has_reclaim {
+            Pressure::Reclaim
+        } else {
+            Pressure::Every(p.shrinker_interval.max(1))
+        };
+        match span.kernel_policy {
+            Some(k) if k.dynamic() && span.has_writebacks && p.follow_writebacks => {
+                Pressure::Writebacks(k)
+            }
+            _ => open,
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Pressure::Every(n) => format!("every {n} swap-outs"),
+            Pressure::Reclaim => "reclaim".to_string(),
+            Pressure::Writebacks(k) => format!("recorded writebacks ({k})"),
+        }
+    }
+}
+
+type Row = (f64, u64, u64, u64);
+
+impl Sim {
+    fn new(span: &Span, policy: ZswapPolicy, p: &ZswapParams) -> Sim {
         let max_pages = p.pool_limit_for(span.memory_figure);
         // zswap_accept_thr_pages()
         let thr_pages =
@@ -500,10 +598,9 @@ impl Replayer {
         } else {
             DEFAULT_COMPRESSION_RATIO
         };
-        let interval = p.shrinker_interval.max(1);
         // Unknown: a page read from disk stays until its next fault.
         let resident = p.resident_pages.or(span.resident_pages).unwrap_or(u64::MAX);
-        let sim = Sim {
+        Sim {
             policy,
             ratio,
             max_pages,
@@ -517,6 +614,9 @@ impl Replayer {
             nr_deferred: 0,
             pagein: 0,
             resident,
+            owed: 0,
+            limit_paid: 0,
+            discount: 0,
             m: ZswapMetrics {
                 policy: policy.name().to_string(),
                 pool_limit_pages: max_pages,
@@ -524,45 +624,17 @@ impl Replayer {
                 compression_ratio: ratio,
                 shrinker_priority: p.shrinker_priority.min(DEF_PRIORITY),
                 resident_pages: (resident != u64::MAX).then_some(resident),
-                pressure: if span.has_reclaim {
-                    "reclaim".to_string()
-                } else {
-                    format!("every {interval} swap-outs")
-                },
+                pressure: Pressure::of(span, p).describe(),
                 ..ZswapMetrics::default()
             },
-        };
-        Replayer {
-            sim,
-            series: Series::new(span.t0, span.t1, p.buckets),
-            span,
-            interval,
-            now: span.t0,
-            pool: 0,
-            area: 0.0,
-            outs: 0,
         }
     }
 
-    /// The next event, in trace order.
-    pub(super) fn step(&mut self, ev: &ZswapEvent) {
-        let policy = self.sim.policy;
-        let sim = &mut self.sim;
-        let ts = ev.ts().max(self.now);
-        self.area += self.pool as f64 * (ts - self.now) as f64;
-        self.now = ts;
-        let b = self.series.advance(self.now, self.pool);
+    /// One event's stores, loads and drops (not the shrinker's runs),
+    /// its loads tallied into `row`.
+    fn apply(&mut self, ev: &ZswapEvent, row: &mut Row) {
         match *ev {
-            ZswapEvent::Out { entry, how, .. } => {
-                self.outs += 1;
-                if !self.span.has_reclaim
-                    && policy.dynamic()
-                    && self.outs.is_multiple_of(self.interval)
-                {
-                    sim.do_shrink_slab();
-                }
-                sim.store(entry, how);
-            }
+            ZswapEvent::Out { entry, how, .. } => self.store(entry, how),
             ZswapEvent::In {
                 entry,
                 window,
@@ -580,13 +652,13 @@ impl Replayer {
                     offset,
                 });
                 for e in std::iter::once(entry).chain(others) {
-                    if e != entry && !sim.holds(e) {
+                    if e != entry && !self.holds(e) {
                         continue;
                     }
-                    let got = sim.load(e, e == entry && write);
-                    tally(&mut self.series.rows[b], got);
+                    let got = self.load(e, e == entry && write);
+                    tally(row, got);
                     if e == entry {
-                        let a = &mut sim.m.agreement;
+                        let a = &mut self.m.agreement;
                         match (live, got) {
                             (LiveIn::Zswap, Some(true)) => a.zswap_zswap += 1,
                             (LiveIn::Zswap, Some(false)) => a.zswap_disk += 1,
@@ -599,17 +671,113 @@ impl Replayer {
                 }
             }
             ZswapEvent::Ahead { entry, .. } => {
-                if sim.holds(entry) {
-                    tally(&mut self.series.rows[b], sim.load(entry, false));
+                if self.holds(entry) {
+                    tally(row, self.load(entry, false));
                 }
             }
-            ZswapEvent::CacheHit { entry, write, .. } => sim.cache_hit(entry, write),
-            ZswapEvent::Freed { entry, .. } => sim.freed(entry),
-            ZswapEvent::Reclaim { begin: true, .. } if policy.dynamic() => sim.do_shrink_slab(),
-            ZswapEvent::Reclaim { .. } => {}
+            ZswapEvent::CacheHit { entry, write, .. } => self.cache_hit(entry, write),
+            ZswapEvent::Freed { entry, .. } => self.freed(entry),
+            ZswapEvent::Reclaim { .. } | ZswapEvent::Writeback { .. } => {}
         }
-        self.pool = sim.pool_pages();
-        sim.m.peak_pool_pages = sim.m.peak_pool_pages.max(self.pool);
+    }
+}
+
+/// One policy's replay, fed an event at a time ([`step`](Self::step)).
+pub(super) struct Replayer {
+    sim: Sim,
+    /// The recording kernel's policy, replayed beside `sim` when that is
+    /// another: how far its shrinker walked for the recorded writebacks.
+    kernel: Option<Box<Sim>>,
+    pressure: Pressure,
+    /// Entries `sim`'s shrinker owes the kernel's walk, in part.
+    budget: f64,
+    series: Series,
+    span: Span,
+    now: u64,
+    pool: u64,
+    area: f64,
+    outs: u64,
+}
+
+impl Replayer {
+    pub(super) fn new(span: Span, policy: ZswapPolicy, p: &ZswapParams) -> Replayer {
+        let pressure = Pressure::of(&span, p);
+        let kernel = match pressure {
+            Pressure::Writebacks(k) if k != policy => Some(Box::new(Sim::new(&span, k, p))),
+            _ => None,
+        };
+        Replayer {
+            sim: Sim::new(&span, policy, p),
+            kernel,
+            pressure,
+            budget: 0.0,
+            series: Series::new(span.t0, span.t1, p.buckets),
+            span,
+            now: span.t0,
+            pool: 0,
+            area: 0.0,
+            outs: 0,
+        }
+    }
+
+    /// The kernel wrote `nr` entries back. The kernel's policy writes back
+    /// as many; another walks as many entries as the kernel's did, scaled
+    /// by its freeable count against the kernel's (`do_shrink_slab()`
+    /// scans in proportion to `count_objects()`: the same reclaim
+    /// priority, this policy's count).
+    fn paced(&mut self, nr: u64) {
+        let Some(k) = self.kernel.as_deref_mut() else {
+            self.sim.write_back_recorded(nr);
+            return;
+        };
+        let (walked, k_freeable) = k.write_back_recorded(nr);
+        let share = match k_freeable {
+            0 => 1.0,
+            f => self.sim.freeable() as f64 / f as f64,
+        };
+        self.budget += walked as f64 * share;
+        let n = self.budget.floor();
+        self.budget -= n;
+        self.sim.scan(n as u64);
+    }
+
+    /// The next event, in trace order.
+    pub(super) fn step(&mut self, ev: &ZswapEvent) {
+        let ts = ev.ts().max(self.now);
+        self.area += self.pool as f64 * (ts - self.now) as f64;
+        self.now = ts;
+        let b = self.series.advance(self.now, self.pool);
+        let dynamic = self.sim.policy.dynamic();
+        match (*ev, self.pressure) {
+            (ZswapEvent::Out { .. }, Pressure::Every(n)) if dynamic => {
+                self.outs += 1;
+                if self.outs.is_multiple_of(n) {
+                    self.sim.do_shrink_slab();
+                }
+            }
+            (ZswapEvent::Reclaim { begin: true, .. }, Pressure::Reclaim) if dynamic => {
+                self.sim.do_shrink_slab()
+            }
+            (ZswapEvent::Reclaim { begin: true, .. }, Pressure::Writebacks(_)) => {
+                // Each reclaim's do_shrink_slab() counts once (6.12
+                // consumes nr_disk_swapins there).
+                self.sim.m.pressure_episodes += 1;
+                self.sim.shrinker_count();
+                if let Some(k) = self.kernel.as_deref_mut() {
+                    k.shrinker_count();
+                }
+            }
+            (ZswapEvent::Writeback { nr, .. }, Pressure::Writebacks(_)) if dynamic => {
+                self.paced(nr.into())
+            }
+            _ => {}
+        }
+        self.sim.apply(ev, &mut self.series.rows[b]);
+        if let Some(k) = self.kernel.as_deref_mut() {
+            k.apply(ev, &mut (0.0, 0, 0, 0));
+        }
+        self.pool = self.sim.pool_pages();
+        self.sim.m.peak_pool_pages = self.sim.m.peak_pool_pages.max(self.pool);
         self.series.rows[b].1 = self.pool;
     }
 
@@ -641,7 +809,7 @@ impl Replayer {
 }
 
 /// A load into its time bucket: disk swap-ins, zswap hits.
-fn tally(row: &mut (f64, u64, u64, u64), got: Option<bool>) {
+fn tally(row: &mut Row, got: Option<bool>) {
     match got {
         Some(true) => row.3 += 1,
         Some(false) => row.2 += 1,

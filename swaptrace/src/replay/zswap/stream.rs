@@ -13,7 +13,7 @@
 //! no memory figure. The events and their order are those of
 //! [`ZswapInput::from_records`](super::ZswapInput::from_records).
 
-use super::input::{recorded, uses_vma_readahead, EventBuilder};
+use super::input::{kernel_policy, recorded, uses_vma_readahead, EventBuilder};
 use super::sim::{Replayer, Span};
 use super::{asked, fan_out, ZswapError, ZswapEvent, ZswapLive, ZswapReplay};
 use crate::replay::family::{Progress, ReplayRequest};
@@ -80,6 +80,8 @@ pub fn scan(mut s: TraceStream, progress: Progress) -> ZswapScanned {
         span: Span {
             memory_figure: memory_pages.unwrap_or_else(|| b.distinct_out_pages()),
             has_reclaim: b.has_reclaim,
+            has_writebacks: b.has_writebacks,
+            kernel_policy: kernel_policy(&header),
             resident_pages: b.resident_pages(),
             t0,
             t1,

@@ -2,6 +2,8 @@
 //! events in the same order, the same replay for every policy, in
 //! bounded batches.
 
+use std::collections::BTreeMap;
+
 use super::input::EventBuilder;
 use super::stream::{events, EVENTS_BATCH};
 use super::*;
@@ -135,12 +137,24 @@ fn mixed(seed: u64, reclaim: bool) -> Vec<Record> {
 
 /// `recs` as a trace of many chunks; `mem_kib` 0: no memory figure.
 fn write(path: &Path, recs: &[Record], mem_kib: u64) {
+    write_from(path, recs, mem_kib, "")
+}
+
+/// [`write`], recorded on `kernel` (a release; with zswap's shrinker on).
+fn write_from(path: &Path, recs: &[Record], mem_kib: u64, kernel: &str) {
+    let mut zswap: BTreeMap<String, String> =
+        [("max_pool_percent".to_string(), "5".to_string())].into();
+    if !kernel.is_empty() {
+        zswap.insert("enabled".into(), "Y".into());
+        zswap.insert("shrinker_enabled".into(), "Y".into());
+    }
     let h = Header {
         format_version: crate::trace::FORMAT_VERSION,
         page_size: 4096,
         mem_total_kib: mem_kib,
+        kernel_release: kernel.to_string(),
         vmstat_start: [("zswpwb".to_string(), 10)].into(),
-        zswap: [("max_pool_percent".to_string(), "5".to_string())].into(),
+        zswap,
         ..Header::default()
     };
     let mut w = TraceWriter::create(path, &h).unwrap();
@@ -202,13 +216,14 @@ fn streamed_events_are_the_whole_inputs_in_bounded_batches() {
 fn streamed_replay_equals_the_whole_trace_replay_for_every_policy() {
     let dir = tempfile::tempdir().unwrap();
     let mut checked = 0;
-    for (name, reclaim, mem_kib) in [
-        ("reclaim.swt", true, 0),
-        ("interval.swt", false, 0),
-        ("memory.swt", true, 200 * 1024),
+    for (name, reclaim, mem_kib, kernel) in [
+        ("reclaim.swt", true, 0, ""),
+        ("interval.swt", false, 0, ""),
+        ("memory.swt", true, 200 * 1024, ""),
+        ("paced.swt", true, 200 * 1024, "6.12.0-test"),
     ] {
         let path = dir.path().join(name);
-        write(&path, &mixed(7, reclaim), mem_kib);
+        write_from(&path, &mixed(7, reclaim), mem_kib, kernel);
         let t = read_trace(&path).unwrap();
         let params = ["shrinker-interval=500".to_string()];
         for req in [
@@ -228,10 +243,12 @@ fn streamed_replay_equals_the_whole_trace_replay_for_every_policy() {
             assert!(whole.metrics.iter().any(|m| m.writebacks > 0), "{name}");
             assert!(whole.metrics.iter().all(|m| m.zswap_hits > 0), "{name}");
             assert_eq!(r, whole, "{name}");
+            let paced = r.metrics.iter().all(|m| m.pressure.starts_with("recorded"));
+            assert_eq!(paced, !kernel.is_empty(), "{name}");
             checked += r.metrics.len();
         }
     }
-    assert_eq!(checked, 3 * (4 + 2));
+    assert_eq!(checked, 4 * (4 + 2));
 }
 
 #[test]
