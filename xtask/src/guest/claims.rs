@@ -22,11 +22,7 @@ fn within(a: f64, b: f64, pct: f64) -> bool {
 }
 
 fn pct_err(a: f64, b: f64) -> f64 {
-    if b == 0.0 {
-        0.0
-    } else {
-        (a - b).abs() * 100.0 / b.abs()
-    }
+    signed_pct(a, b).abs()
 }
 
 /// Indents every line of `text` as a figure under its section.
@@ -548,7 +544,7 @@ fn signed_pct(a: f64, b: f64) -> f64 {
     if b == 0.0 {
         0.0
     } else {
-        (a - b) * 100.0 / b
+        (a - b) * 100.0 / b.abs()
     }
 }
 

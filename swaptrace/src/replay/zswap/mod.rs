@@ -13,7 +13,8 @@
 //!   (swap-ins that missed zswap) consumed from the freeable count.
 //!
 //! `no-shrinker` keeps only the limit writeback, in plain LRU order (6.8).
-//! The pool and its shrinker are in `sim`, the trace's events in `input`.
+//! The pool and its shrinker are in `sim`, what drives them in `replayer`,
+//! the trace's events in `input`.
 //!
 //! Simplifications, where the trace lacks what the kernel uses:
 //! - one pool, one memcg, one node; writeback always succeeds; every page
@@ -42,6 +43,7 @@
 //! - swap-ins of entries swapped out before the trace feed no counter.
 
 mod input;
+mod replayer;
 mod sim;
 mod stream;
 #[cfg(test)]
@@ -450,7 +452,7 @@ pub fn replay_policies(
     policies: &[ZswapPolicy],
     params: &ZswapParams,
 ) -> Result<Vec<ZswapMetrics>, ZswapError> {
-    par_map(policies, |pol| sim::replay_one(input, pol, params))
+    par_map(policies, |pol| replayer::replay_one(input, pol, params))
 }
 
 /// `f` of each policy on its own thread, in order.

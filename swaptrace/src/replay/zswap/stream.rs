@@ -14,7 +14,7 @@
 //! [`ZswapInput::from_records`](super::ZswapInput::from_records).
 
 use super::input::{kernel_policy, recorded, uses_vma_readahead, EventBuilder};
-use super::sim::{Replayer, Span};
+use super::replayer::{Replayer, Span};
 use super::{asked, fan_out, ZswapError, ZswapEvent, ZswapLive, ZswapReplay};
 use crate::replay::family::{Progress, ReplayRequest};
 use crate::trace::{Header, StreamEnd, TraceStream};
