@@ -260,19 +260,25 @@ sc_both() {
 	swap_off vda
 }
 
-# zswap_run NAME COLD JOB: records, in the scenario's zswap setting, a
-# cold set of COLD written and held, then `swaptrace workload JOB`, both
-# in the cgroup, to NAME.swt.
+# zswap_run NAME COLD CMD: records, in the scenario's zswap setting, a
+# cold set of COLD written and held, then CMD, both in the cgroup, to
+# NAME.swt.
 zswap_run() {
 	t=$(now)
 	timeout $LIMIT swaptrace record -o "$1.swt" -- sh -c "
 		in_cg swaptrace workload --size $2 --pattern random --fill 3 --hold > $1.cold &
 		until grep -q holding $1.cold; do sleep 0.5; done
-		in_cg swaptrace workload $3
+		in_cg $3
 		kill %1; wait" > "$1.stdout" 2> "$1.stderr"
 	note "record-$1" $?
 	log "$SC: $1 took $(since "$t") s"
 }
+
+# A real program nobody here wrote: zstd with a 128 MiB window (--long=27)
+# over 10 rounds of the swaptrace binary, a run of numbers and busybox
+# (about 240 MB, with matches a round apart). It prints the compressed size.
+printf '#!/bin/sh\nset -o pipefail\nfor i in 1 2 3 4 5 6 7 8 9 10; do cat /bin/swaptrace; seq $((i*1000000)) $((i*1000000+1500000)); cat /bin/busybox; done | zstd -q -3 --long=27 -c | wc -c\n' > /bin/zstd_job
+chmod 755 /bin/zstd_job
 
 # Seed 003: zswap with its shrinker; a cold set written first and held,
 # then a job sweeping its working set, in the memory cgroup (v2: zswap is
@@ -302,8 +308,11 @@ sc_zswap() {
 	log "$SC: took $(cat zswap.time) s; $(grep -E 'Zswap' /proc/meminfo | tr '\n' ' ')"
 	# Other shapes, where the shrinker runs: nothing is fitted to any run.
 	if [ -n "$old_shrinker" ]; then
-		zswap_run zswap-random 64M "--size 192M --pattern random --fill 2 --passes 2 --seed 5"
-		zswap_run zswap-strided 96M "--size 224M --pattern strided:4 --fill 4 --passes 3 --seed 11"
+		zswap_run zswap-random 64M "swaptrace workload --size 192M --pattern random --fill 2 --passes 2 --seed 5"
+		zswap_run zswap-strided 96M "swaptrace workload --size 224M --pattern strided:4 --fill 4 --passes 3 --seed 11"
+		memcg_limit 80M
+		zswap_run zswap-zstd 48M zstd_job
+		memcg_limit 128M
 	fi
 	swap_off vda
 	echo "$old_enabled" > $Z/enabled

@@ -176,9 +176,10 @@ pub fn vmstat_check(s: &Summary, delta: &BTreeMap<String, i64>, seen: Seen) -> V
             ),
         ]);
     }
+    // pageout() adds a folio's pages to NR_VMSCAN_WRITE (node_stat_add_folio).
     rows.push(row(
-        "swap-outs (folios)",
-        s.swap_outs,
+        "swap-outs (pages)",
+        s.swap_out_pages,
         delta,
         &["nr_vmscan_write"],
     ));
@@ -408,5 +409,24 @@ mod tests {
         assert_eq!((any.recorded, any.kernel), (1000, 1000));
         assert!(rows.iter().all(|r| r.agrees(1.0)), "{}", check_text(&rows));
         assert!(rows.iter().any(|r| r.what == "swap-out pages, zero"));
+    }
+
+    #[test]
+    fn a_large_folio_swap_out_counts_its_pages() {
+        // One 16-page folio and one page: pageout() adds 17 to nr_vmscan_write.
+        let s = Summary {
+            swap_outs: 2,
+            swap_out_pages: 17,
+            swap_out_zswap: 17,
+            ..Default::default()
+        };
+        let d = delta(&[("nr_vmscan_write", 17), ("zswpout", 17)]);
+        let rows = vmstat_check(&s, &d, NO_KINDS_EXACT);
+        let w = rows
+            .iter()
+            .find(|r| r.counter == "nr_vmscan_write")
+            .unwrap();
+        assert_eq!((w.what, w.recorded), ("swap-outs (pages)", 17));
+        assert!(w.agrees(1.0), "{}", check_text(&rows));
     }
 }

@@ -73,6 +73,13 @@ pub fn zswap_text(live: &ZswapLive, metrics: &[ZswapMetrics]) -> String {
             "not replayed: {} swap-ins of entries swapped out before the trace, {} swap-cache hits",
             m.untracked_swapins, m.cache_hits
         );
+        if m.stores_refused_as_recorded > 0 {
+            let _ = writeln!(
+                s,
+                "refused as the recording's zswap refused them (with room in the pool): {} pages",
+                m.stores_refused_as_recorded
+            );
+        }
         let dropped = m.resident_pages.map_or_else(
             || "only where the trace records its folio freed (out_freed)".to_string(),
             |r| format!("after {r} more pages come in"),
@@ -98,10 +105,17 @@ pub fn zswap_text(live: &ZswapLive, metrics: &[ZswapMetrics]) -> String {
         "MEAN_POOL"
     );
     // The exact probes see each store and load; the counters only those
-    // that succeeded.
+    // that succeeded. A store is a folio's: its pages are the swap-outs'
+    // kinds where every one is known.
+    let kinds = live.unknown_swap_outs == 0 && live.zswap_stores + live.disk_swap_outs > 0;
     let (stored, rejected, hits, disk) = if live.zswap_ops > 0 {
         let disk = live.pswpin.unwrap_or(live.load_missed);
-        (live.store_ok, live.store_rejected, live.load_found, disk)
+        let (stored, rejected) = if kinds {
+            (live.zswap_stores, live.disk_swap_outs)
+        } else {
+            (live.store_ok, live.store_rejected)
+        };
+        (stored, rejected, live.load_found, disk)
     } else {
         let disk = live.pswpin.unwrap_or(live.disk_pages_read);
         (

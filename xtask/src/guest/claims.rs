@@ -479,10 +479,11 @@ fn zswap(v: &mut Verdict, out: &Path) {
 
 /// The zswap scenario's runs: its first (also checked against the
 /// counters above), then other shapes where the shrinker exists.
-const ZSWAP_TRACES: [&str; 3] = [
+const ZSWAP_TRACES: [&str; 4] = [
     "zswap/zswap.swt",
     "zswap/zswap-random.swt",
     "zswap/zswap-strided.swt",
+    "zswap/zswap-zstd.swt",
 ];
 
 /// Issue 16's target: the recording kernel's own zswap policy replayed on
@@ -510,6 +511,20 @@ fn zswap_own(v: &mut Verdict, out: &Path, name: &str) {
         }
         Err(e) => return v.fail(format!("{name}: zswap replay"), e),
     };
+    let live_disk = own
+        .rows
+        .iter()
+        .find(|r| r.0 == "disk swap-ins")
+        .map_or(0, |r| r.1);
+    let seed: Vec<String> = own
+        .disk_swapins
+        .iter()
+        .map(|(p, n)| format!("{p} {n}"))
+        .collect();
+    v.note(format!(
+        "    {name}: disk swap-ins (pages), live {live_disk}; replayed: {}",
+        seed.join(", ")
+    ));
     let (wb_live, wb_model) = own
         .rows
         .iter()
@@ -675,6 +690,7 @@ fn vmstat_comparison(v: &mut Verdict, out: &Path) {
         "zswap/zswap.swt",
         "zswap/zswap-random.swt",
         "zswap/zswap-strided.swt",
+        "zswap/zswap-zstd.swt",
     ] {
         if trace.starts_with("zswap/zswap-") && !out.join(trace).exists() {
             continue;

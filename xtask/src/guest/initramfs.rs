@@ -1,7 +1,8 @@
 //! The initramfs: static busybox and its applets, the static swaptrace,
-//! swapon_prio, the kernel's modules in load order and `/init`.
+//! swapon_prio, a static zstd, the kernel's modules in load order and `/init`.
 
 use super::kernel::{install_module, module_list, Kernel};
+use super::tools::static_zstd;
 use super::{guest_dir, log, mkdir};
 use crate::cmd::{capture, run};
 use anyhow::{Context, Result};
@@ -65,6 +66,8 @@ pub fn build_initramfs(k: &Kernel, dir: &Path, binary: &Path) -> Result<PathBuf>
         .args(["-static", "-O2", "-o"])
         .arg(stage.join("bin/swapon_prio"))
         .arg(&src))?;
+    // zstd, the zswap scenario's real program.
+    fs::copy(static_zstd(&guest_dir())?, stage.join("bin/zstd")).context("copying zstd")?;
     // Modules, decompressed, in load order.
     let mut order = String::new();
     for m in module_list(k)? {

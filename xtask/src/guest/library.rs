@@ -103,18 +103,19 @@ pub fn replay_zswap_text(t: &Loaded) -> Result<String, String> {
 
 /// The recording kernel's zswap policy replayed on `t`, where its shrinker
 /// ran: its name and (what, live, replayed) for stores, zswap loads,
-/// disk swap-ins and writebacks. None without a dynamic shrinker.
+/// disk swap-ins and writebacks, and every policy's disk swap-ins (the
+/// seed's table). None without a dynamic shrinker.
 pub fn replay_zswap_own(t: &Loaded) -> Result<Option<ZswapOwn>, String> {
     use swaptrace::replay::zswap;
     let Some(policy) = zswap::kernel_policy(&t.header).filter(|p| p.name() != "no-shrinker") else {
         return Ok(None);
     };
-    let req = ReplayRequest {
-        policies: Some(policy.name()),
-        ..ReplayRequest::default()
-    };
-    let r = zswap::run(t, &req).map_err(|e| e.to_string())?;
-    let m = r.metrics.first().ok_or("no replay")?;
+    let r = zswap::run(t, &ReplayRequest::default()).map_err(|e| e.to_string())?;
+    let m = r
+        .metrics
+        .iter()
+        .find(|m| m.policy == policy.name())
+        .ok_or("the kernel's policy was not replayed")?;
     let l = &r.live;
     let rows = vec![
         (
@@ -134,9 +135,15 @@ pub fn replay_zswap_own(t: &Loaded) -> Result<Option<ZswapOwn>, String> {
         ),
         ("writebacks", l.writebacks, m.writebacks),
     ];
+    let disk_swapins = r
+        .metrics
+        .iter()
+        .map(|m| (m.policy.clone(), m.disk_swapins))
+        .collect();
     Ok(Some(ZswapOwn {
         policy: policy.name(),
         rows,
+        disk_swapins,
     }))
 }
 
@@ -144,6 +151,8 @@ pub struct ZswapOwn {
     pub policy: &'static str,
     /// (what, live, replayed).
     pub rows: Vec<(&'static str, u64, u64)>,
+    /// Every policy's replayed disk swap-ins (pages).
+    pub disk_swapins: Vec<(String, u64)>,
 }
 
 /// Lock acquisitions of one batch-free policy.

@@ -19,7 +19,14 @@ const HOST_PACKAGES: &[(&str, &str)] = &[
     ("xz-utils", "/usr/bin/xz"),
     ("kmod", "/sbin/depmod"),
     ("zstd", "/usr/bin/zstd"),
+    ("curl", "/usr/bin/curl"),
+    ("make", "/usr/bin/make"),
 ];
+
+/// The real program of the zswap scenario: zstd from Debian's source
+/// package, built static with musl (Debian's own binary is dynamic).
+const ZSTD_ORIG: &str = "pool/main/libz/libzstd/libzstd_1.5.4+dfsg2.orig.tar.xz";
+const ZSTD_SHA256: &str = "8cf4bbb65e77ec348d052c8d6230eba66d435bddf64c8b5be2fcb16880c19953";
 
 pub fn install_tools(base: &Path) -> Result<()> {
     if output(Command::new("qemu-system-x86_64").arg("--version")).is_some() {
@@ -158,6 +165,72 @@ fn backports_apt_config(base: &Path) -> Result<PathBuf> {
 /// trixie-backports alone (the 6.16 … 7.x kernels).
 pub fn trixie_apt_config(base: &Path) -> Result<PathBuf> {
     private_apt_config(base, "apt-trixie", "trixie-backports", false)
+}
+
+/// A static zstd under `base/tools`, built once from Debian's source.
+pub fn static_zstd(base: &Path) -> Result<PathBuf> {
+    let tools = base.join("tools");
+    let bin = tools.join("zstd");
+    if bin.exists() {
+        log(format!("{}: present", bin.display()));
+        return Ok(bin);
+    }
+    mkdir(&tools)?;
+    let sys = Path::new("/etc/apt/sources.list.d/debian.sources");
+    let text = fs::read_to_string(sys).with_context(|| format!("reading {}", sys.display()))?;
+    let (uris, _, _) = bookworm_source(&text)
+        .with_context(|| format!("no bookworm stanza in {}", sys.display()))?;
+    let uri = uris.split_whitespace().next().unwrap_or_default();
+    let tarball = tools.join("libzstd.orig.tar.xz");
+    log(format!("building a static zstd from {uri}/{ZSTD_ORIG}"));
+    run(Command::new("curl")
+        .args(["-fsSL", "--retry", "3", "-o"])
+        .arg(&tarball)
+        .arg(format!("{uri}/{ZSTD_ORIG}")))?;
+    let sum = capture(Command::new("sha256sum").arg(&tarball))?;
+    ensure!(
+        sum.split_whitespace().next() == Some(ZSTD_SHA256),
+        "{}: sha256 {} is not {ZSTD_SHA256}",
+        tarball.display(),
+        sum.trim()
+    );
+    let src = tools.join("zstd-src");
+    if src.exists() {
+        fs::remove_dir_all(&src).with_context(|| format!("removing {}", src.display()))?;
+    }
+    mkdir(&src)?;
+    run(Command::new("tar")
+        .args(["-xJf"])
+        .arg(&tarball)
+        .arg("--strip-components=1")
+        .arg("-C")
+        .arg(&src))?;
+    run(Command::new("make")
+        .args(["-s", "-j2", "-C"])
+        .arg(src.join("programs"))
+        .args([
+            "zstd",
+            "CC=musl-gcc",
+            "LDFLAGS=-static",
+            "HAVE_ZLIB=0",
+            "HAVE_LZMA=0",
+            "HAVE_LZ4=0",
+            "HAVE_THREAD=0",
+        ]))?;
+    let tmp = tools.join("zstd.tmp");
+    run(Command::new("strip")
+        .arg("-s")
+        .arg(src.join("programs/zstd"))
+        .arg("-o")
+        .arg(&tmp))?;
+    let kind = capture(Command::new("file").arg(&tmp))?;
+    ensure!(
+        kind.contains("statically linked"),
+        "zstd is not static: {}",
+        kind.trim()
+    );
+    fs::rename(&tmp, &bin).with_context(|| format!("renaming to {}", bin.display()))?;
+    Ok(bin)
 }
 
 /// The static binary; it also reads the traces back on the host, so the

@@ -18,10 +18,12 @@
 //!
 //! Simplifications, where the trace lacks what the kernel uses:
 //! - one pool, one memcg, one node; writeback always succeeds; every page
-//!   compresses by the same ratio (no store is rejected as incompressible),
-//!   large folios are stored page by page;
-//! - the model decides store/reject itself: the recorded `OutKind` is used
-//!   only for zero-filled pages, which never enter the pool;
+//!   compresses by the same ratio, large folios are stored page by page;
+//! - the recorded `OutKind` tells zero-filled pages (never in the pool) and,
+//!   where the recording had zswap on, the pages its `zswap_store()`
+//!   refused: refused again unless the model's pool is at its limit (an
+//!   incompressible page, a large folio before 6.13: the page's, not the
+//!   policy's); the model decides the limit rejects itself;
 //! - `shrink_worker()` runs at once, not from a workqueue;
 //! - where the recording kernel's shrinker ran and its writebacks were
 //!   recorded, its policy writes back as many entries at each (its own
@@ -155,6 +157,13 @@ pub const PARAMS: &[ParamInfo] = &[
                recorded reclaim at priority (ignore)",
     },
     ParamInfo {
+        name: "refusals=R",
+        help: "follow or ignore: a page the recording's zswap refused (stored \
+               to disk while the pool had room: incompressible, a large folio \
+               before 6.13) is refused by every policy (follow, the default), \
+               or stored like any other (ignore)",
+    },
+    ParamInfo {
         name: "resident-pages=N",
         help: "N or auto: pages read in while a page read from disk stays resident \
                before reclaim drops it clean (auto: as recorded)",
@@ -264,6 +273,9 @@ pub struct ZswapParams {
     /// Where the kernel's shrinker ran and writebacks were recorded, the
     /// shrinker runs at each recorded writeback (else at each reclaim).
     pub follow_writebacks: bool,
+    /// Where the recording had zswap on, a swap-out it sent to disk is
+    /// refused again (unless the model's pool is at its limit: a limit reject).
+    pub follow_refusals: bool,
 }
 
 impl Default for ZswapParams {
@@ -278,6 +290,7 @@ impl Default for ZswapParams {
             buckets: DEFAULT_BUCKETS,
             resident_pages: None,
             follow_writebacks: true,
+            follow_refusals: true,
         }
     }
 }
@@ -357,6 +370,13 @@ impl ZswapParams {
                     _ => return Err(bad("expected follow or ignore".into())),
                 }
             }
+            "refusals" => {
+                self.follow_refusals = match value {
+                    "follow" => true,
+                    "ignore" => false,
+                    _ => return Err(bad("expected follow or ignore".into())),
+                }
+            }
             _ => return Err(bad(format!("unknown key (keys: {})", param_names()))),
         }
         Ok(())
@@ -392,6 +412,8 @@ pub struct ZswapMetrics {
     pub zero_pages: u64,
     pub stores_accepted: u64,
     pub stores_rejected: u64,
+    /// Of `stores_rejected`: refused as the recording's zswap refused them.
+    pub stores_refused_as_recorded: u64,
     /// Entries dropped because their slot was swapped out again.
     pub invalidated: u64,
     /// Swap-ins replayed (swap-cache hits excluded).

@@ -149,6 +149,8 @@ pub(super) struct Sim {
     pub(super) limit_paid: u64,
     /// The disk swap-ins the last count consumed (6.12).
     pub(super) discount: u64,
+    /// Swap-outs recorded as I/O are refused ([`ZswapParams::follow_refusals`]).
+    pub(super) refusals: bool,
     pub(super) m: ZswapMetrics,
 }
 
@@ -248,6 +250,13 @@ impl Sim {
             self.m.stores_rejected += 1;
             self.slots.insert(entry, Slot::Rejected);
             self.shrink_worker();
+            return;
+        }
+        if self.refusals && how == OutKind::Io {
+            // zswap_store() refused it with room in the pool: the page's doing.
+            self.m.stores_rejected += 1;
+            self.m.stores_refused_as_recorded += 1;
+            self.slots.insert(entry, Slot::Rejected);
             return;
         }
         self.m.stores_accepted += 1;
@@ -504,6 +513,7 @@ impl Sim {
             owed: 0,
             limit_paid: 0,
             discount: 0,
+            refusals: p.follow_refusals && span.kernel_policy.is_some(),
             m: ZswapMetrics {
                 policy: policy.name().to_string(),
                 pool_limit_pages: max_pages,

@@ -260,6 +260,7 @@ fn shrinker_count_ports() {
         owed: 0,
         limit_paid: 0,
         discount: 0,
+        refusals: false,
         m: ZswapMetrics::default(),
     };
     assert_eq!(sim.shrinker_count(), 0);
@@ -461,7 +462,7 @@ fn policy_table_parses_and_keeps_the_default_set() {
         "{e}"
     );
     let e = parse(&["colour=blue"]).unwrap_err().to_string();
-    assert!(e.ends_with("(keys: pool-pages, max-pool-percent, ratio, accept-threshold, shrinker-interval, priority, buckets, writebacks, resident-pages)"), "{e}");
+    assert!(e.ends_with("(keys: pool-pages, max-pool-percent, ratio, accept-threshold, shrinker-interval, priority, buckets, writebacks, refusals, resident-pages)"), "{e}");
 }
 
 #[test]
@@ -788,4 +789,47 @@ fn another_policy_walks_as_far_as_the_kernel_s_walk_times_its_count() {
     // Without the recording kernel's policy, the writebacks are ignored.
     let m = &replay(&paced_input(None), &[ZswapPolicy::DiskSwapinTracking], &p)[0];
     assert_eq!(m.writebacks, 0);
+}
+
+#[test]
+fn a_page_the_recording_s_zswap_refused_is_refused_by_every_policy() {
+    // 10 pages stored, 3 refused by the kernel (sent to disk with the pool
+    // nearly empty: incompressible), then all 13 faulted.
+    let mut recs: Vec<Record> = (0..13)
+        .map(|o| out(o, o, if o < 10 { OutKind::Zswap } else { OutKind::Io }))
+        .collect();
+    recs.extend((0..13).map(|o| read_fault(100 + o, o, 1, false)));
+    let input = |kernel| {
+        let mut i = ZswapInput::from_records(&recs, 4096).expect("input");
+        i.kernel_policy = kernel;
+        i
+    };
+    let p = params(&["pool-pages=100000"]);
+    let zswap_on = input(Some(ZswapPolicy::DiskSwapinTracking));
+    for m in replay(&zswap_on, &ZswapPolicy::all(), &p) {
+        assert_eq!(
+            (m.stores_accepted, m.stores_rejected),
+            (10, 3),
+            "{}",
+            m.policy
+        );
+        assert_eq!(m.stores_refused_as_recorded, 3);
+        assert_eq!((m.zswap_hits, m.disk_swapins), (10, 3));
+        assert_eq!(m.disk_swapins_not_stored, 3);
+    }
+    // Ignored, or zswap off in the recording: every page is the model's to store.
+    let ignore = params(&["pool-pages=100000", "refusals=ignore"]);
+    for (i, p) in [(&zswap_on, &ignore), (&input(None), &p)] {
+        let m = &replay(i, &[ZswapPolicy::NoShrinker], p)[0];
+        assert_eq!((m.stores_accepted, m.stores_rejected), (13, 0));
+        assert_eq!((m.zswap_hits, m.disk_swapins), (13, 0));
+    }
+    // A full pool rejects by its limit first: not counted as the recording's.
+    let m = &replay(
+        &zswap_on,
+        &[ZswapPolicy::NoShrinker],
+        &params(&["pool-pages=0"]),
+    )[0];
+    assert_eq!((m.stores_rejected, m.stores_refused_as_recorded), (13, 0));
+    assert!(parse(&["refusals=maybe"]).is_err());
 }
