@@ -20,8 +20,8 @@
 //! - one pool, one memcg, one node; writeback always succeeds; every page
 //!   compresses by the same ratio, large folios are stored page by page;
 //! - the recorded `OutKind` tells zero-filled pages (never in the pool) and,
-//!   where the recording had zswap on, the pages its `zswap_store()`
-//!   refused: refused again unless the model's pool is at its limit (an
+//!   where the recording had zswap on and it stored pages, the pages its
+//!   `zswap_store()` refused: refused again unless the model's pool is at its limit (an
 //!   incompressible page, a large folio before 6.13: the page's, not the
 //!   policy's); the model decides the limit rejects itself;
 //! - `shrink_worker()` runs at once, not from a workqueue;
@@ -159,8 +159,8 @@ pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "refusals=R",
         help: "follow or ignore: a page the recording's zswap refused (stored \
-               to disk while the pool had room: incompressible, a large folio \
-               before 6.13) is refused by every policy (follow, the default), \
+               to disk while the pool had room and stored others: incompressible, \
+               a large folio before 6.13) is refused by every policy (follow, the default), \
                or stored like any other (ignore)",
     },
     ParamInfo {

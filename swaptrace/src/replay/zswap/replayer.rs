@@ -56,6 +56,8 @@ pub(super) struct Span {
     pub(super) has_reclaim: bool,
     pub(super) has_writebacks: bool,
     pub(super) kernel_policy: Option<ZswapPolicy>,
+    /// The recording's zswap stored pages: its refusals were exceptions.
+    pub(super) stored: bool,
     /// The earliest and latest event (0, 0 without events).
     pub(super) t0: u64,
     pub(super) t1: u64,
@@ -77,6 +79,7 @@ impl Span {
             has_reclaim: input.has_reclaim,
             has_writebacks: input.has_writebacks,
             kernel_policy: input.kernel_policy,
+            stored: input.live.zswap_stores > 0,
             resident_pages: input.resident_pages,
             t0: ts().min().unwrap_or(0),
             t1: ts().max().unwrap_or(0),

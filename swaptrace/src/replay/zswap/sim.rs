@@ -513,7 +513,8 @@ impl Sim {
             owed: 0,
             limit_paid: 0,
             discount: 0,
-            refusals: p.follow_refusals && span.kernel_policy.is_some(),
+            // A zswap that stored nothing refused for its own reasons.
+            refusals: p.follow_refusals && span.kernel_policy.is_some() && span.stored,
             m: ZswapMetrics {
                 policy: policy.name().to_string(),
                 pool_limit_pages: max_pages,

@@ -82,6 +82,7 @@ pub fn scan(mut s: TraceStream, progress: Progress) -> ZswapScanned {
             has_reclaim: b.has_reclaim,
             has_writebacks: b.has_writebacks,
             kernel_policy: kernel_policy(&header),
+            stored: live.zswap_stores > 0,
             resident_pages: b.resident_pages(),
             t0,
             t1,

@@ -831,5 +831,12 @@ fn a_page_the_recording_s_zswap_refused_is_refused_by_every_policy() {
         &params(&["pool-pages=0"]),
     )[0];
     assert_eq!((m.stores_rejected, m.stores_refused_as_recorded), (13, 0));
+    // A zswap that stored nothing refused for its own reasons (off in
+    // the memcg, say): the model stores every page.
+    let all_io: Vec<Record> = (0..13).map(|o| out(o, o, OutKind::Io)).collect();
+    let mut i = ZswapInput::from_records(&all_io, 4096).expect("input");
+    i.kernel_policy = Some(ZswapPolicy::DiskSwapinTracking);
+    let m = &replay(&i, &[ZswapPolicy::NoShrinker], &p)[0];
+    assert_eq!((m.stores_accepted, m.stores_refused_as_recorded), (13, 0));
     assert!(parse(&["refusals=maybe"]).is_err());
 }
