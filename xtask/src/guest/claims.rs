@@ -681,17 +681,14 @@ fn same_run(v: &mut Verdict, out: &Path) {
 /// (a counter this kernel lacks, a kind this kernel does not report).
 fn vmstat_comparison(v: &mut Verdict, out: &Path) {
     v.note("record's comparison with /proc/vmstat:");
-    for trace in [
+    let others = [
         "swapoff/swapoff.swt",
         "fentry/fentry.swt",
         "kprobe/kprobe.swt",
         "both/fentry.swt",
         "both/kprobe.swt",
-        "zswap/zswap.swt",
-        "zswap/zswap-random.swt",
-        "zswap/zswap-strided.swt",
-        "zswap/zswap-zstd.swt",
-    ] {
+    ];
+    for trace in others.into_iter().chain(ZSWAP_TRACES) {
         if trace.starts_with("zswap/zswap-") && !out.join(trace).exists() {
             continue;
         }

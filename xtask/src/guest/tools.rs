@@ -114,6 +114,18 @@ fn bookworm_source(deb822: &str) -> Option<(String, String, String)> {
     })
 }
 
+/// The machine's bookworm stanza (URIs, Signed-By, Suites).
+fn machine_bookworm() -> Result<(String, String, String)> {
+    let sys = Path::new("/etc/apt/sources.list.d/debian.sources");
+    let text = fs::read_to_string(sys).with_context(|| format!("reading {}", sys.display()))?;
+    bookworm_source(&text).with_context(|| {
+        format!(
+            "no bookworm stanza with URIs and Signed-By in {}",
+            sys.display()
+        )
+    })
+}
+
 /// Writes a private APT config under `base/dir`: one deb822 source with
 /// the machine's bookworm URIs and keyring (which also holds trixie's keys),
 /// suite `name`, after the machine's own suites when `with_own`; own lists;
@@ -124,14 +136,7 @@ fn private_apt_config(base: &Path, dir: &str, name: &str, with_own: bool) -> Res
     let lists = dir.join("lists");
     mkdir(&parts)?;
     mkdir(&lists.join("partial"))?;
-    let sys = Path::new("/etc/apt/sources.list.d/debian.sources");
-    let text = fs::read_to_string(sys).with_context(|| format!("reading {}", sys.display()))?;
-    let (uris, keyring, own) = bookworm_source(&text).with_context(|| {
-        format!(
-            "no bookworm stanza with URIs and Signed-By in {}",
-            sys.display()
-        )
-    })?;
+    let (uris, keyring, own) = machine_bookworm()?;
     let suites = if with_own {
         format!("{own} {name}")
     } else {
@@ -176,10 +181,7 @@ pub fn static_zstd(base: &Path) -> Result<PathBuf> {
         return Ok(bin);
     }
     mkdir(&tools)?;
-    let sys = Path::new("/etc/apt/sources.list.d/debian.sources");
-    let text = fs::read_to_string(sys).with_context(|| format!("reading {}", sys.display()))?;
-    let (uris, _, _) = bookworm_source(&text)
-        .with_context(|| format!("no bookworm stanza in {}", sys.display()))?;
+    let (uris, _, _) = machine_bookworm()?;
     let uri = uris.split_whitespace().next().unwrap_or_default();
     let tarball = tools.join("libzstd.orig.tar.xz");
     log(format!("building a static zstd from {uri}/{ZSTD_ORIG}"));

@@ -330,6 +330,11 @@ impl ZswapParams {
             return Err(bad(format!("expected key=value (keys: {})", param_names())));
         };
         let (key, value) = (key.trim(), value.trim());
+        let follow = || match value {
+            "follow" => Ok(true),
+            "ignore" => Ok(false),
+            _ => Err(bad("expected follow or ignore".into())),
+        };
         let int = |lo: u64, hi: u64| -> Result<u64, ZswapError> {
             super::parse_in(value, lo, hi)
                 .ok_or_else(|| bad(format!("expected an integer from {lo} to {hi}")))
@@ -363,20 +368,8 @@ impl ZswapParams {
                     Some(int(0, u64::MAX >> 1)?)
                 }
             }
-            "writebacks" => {
-                self.follow_writebacks = match value {
-                    "follow" => true,
-                    "ignore" => false,
-                    _ => return Err(bad("expected follow or ignore".into())),
-                }
-            }
-            "refusals" => {
-                self.follow_refusals = match value {
-                    "follow" => true,
-                    "ignore" => false,
-                    _ => return Err(bad("expected follow or ignore".into())),
-                }
-            }
+            "writebacks" => self.follow_writebacks = follow()?,
+            "refusals" => self.follow_refusals = follow()?,
             _ => return Err(bad(format!("unknown key (keys: {})", param_names()))),
         }
         Ok(())
