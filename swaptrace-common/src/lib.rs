@@ -232,8 +232,9 @@ macro_rules! kernel_constants {
             /// `SWAPFILE_CLUSTER`: pages per swap cluster (HPAGE_PMD_NR with THP_SWAP).
             K_SWAPFILE_CLUSTER = 512,
             /// 1: an exact `zswap_store()` probe gives each swap-out its kind
-            /// (stored: zswap; refused: I/O; not called: a zero-filled folio
-            /// where the kernel has SWPOUT_ZERO, else I/O).
+            /// (stored: zswap; refused: I/O; entered without a return seen:
+            /// unknown; not called: a zero-filled folio where the kernel has
+            /// SWPOUT_ZERO, else I/O).
             K_STORES_EXACT = 0,
             /// `LRU_REMOVED_RETRY` of `enum lru_status`: what
             /// `shrink_memcg_cb()` returns for an entry written back.

@@ -483,6 +483,18 @@ pub fn zswap_load_kretprobe(ctx: RetProbeContext) -> u32 {
     0
 }
 
+#[kprobe]
+pub fn zswap_store_kprobe(_ctx: ProbeContext) -> u32 {
+    crate::swap::note_store_entered();
+    0
+}
+
+#[fentry(function = "zswap_store")]
+pub fn zswap_store_fentry(_ctx: FEntryContext) -> u32 {
+    crate::swap::note_store_entered();
+    0
+}
+
 #[fexit(function = "zswap_store")]
 pub fn zswap_store_fexit(ctx: FExitContext) -> u32 {
     zswap(ctx.ret::<u64>().unwrap_or(0), false, exact::FENTRY);

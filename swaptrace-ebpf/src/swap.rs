@@ -122,6 +122,8 @@ struct TaskState {
     reclaim_depth: u8,
     /// `flag::OUT_*` counted since the last swap-out of this task.
     out_kind: u8,
+    /// `zswap_store()` entered since the last swap-out of this task.
+    store_entered: u8,
     /// The task whose state this slot holds.
     tid: u32,
     /// The fault writes (x86 `X86_PF_WRITE` in its error code).
@@ -147,6 +149,7 @@ const EMPTY: TaskState = TaskState {
     major: 0,
     reclaim_depth: 0,
     out_kind: 0,
+    store_entered: 0,
     tid: 0,
     write: 0,
     comm_sent: 0,
@@ -681,15 +684,21 @@ fn swap_out(folio: u64) {
             );
         }
     }
+    let mut entered = 0;
     if let Some(s) = task_get(tid()) {
         // SAFETY: this task's slot.
         let s = unsafe { &mut *s };
         ev.flags = s.out_kind;
+        entered = s.store_entered;
         s.out_kind = 0;
+        s.store_entered = 0;
     }
-    // No zswap_store() call before this write-out: swap_writeout() took
-    // the zero-filled path first (6.12+), or wrote without zswap.
-    if ev.flags == 0 && g(&K_STORES_EXACT) == 1 {
+    // No zswap_store() return before this write-out. Entered: its fexit
+    // was skipped (the trampoline's recursion guard, another task's
+    // program preempted on this CPU), kind unknown. Not entered:
+    // swap_writeout() took the zero-filled path first (6.12+), or wrote
+    // without zswap.
+    if ev.flags == 0 && entered == 0 && g(&K_STORES_EXACT) == 1 {
         ev.flags = if known(g(&K_EV_SWPOUT_ZERO)) {
             flag::OUT_ZERO
         } else {
@@ -749,6 +758,15 @@ pub(crate) fn traced_fault_start() -> Option<u64> {
     // SAFETY: this task's slot.
     task_get(tid())
         .and_then(|s| unsafe { ((*s).fault_active == FAULT_TRACED).then_some((*s).fault_ts) })
+}
+
+/// This task entered `zswap_store()`: its next swap-out is not zero-filled.
+#[inline(always)]
+pub(crate) fn note_store_entered() {
+    if let Some(s) = task_take(tid(), EMPTY) {
+        // SAFETY: this task's slot.
+        unsafe { (*s).store_entered = 1 };
+    }
 }
 
 /// The kind of this task's next swap-out, from an exact probe.

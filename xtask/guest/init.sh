@@ -307,8 +307,9 @@ sc_zswap() {
 	since "$t" > zswap.time
 	log "$SC: took $(cat zswap.time) s; $(grep -E 'Zswap' /proc/meminfo | tr '\n' ' ')"
 	# Other shapes, where the shrinker runs: nothing is fitted to any run.
+	# The random one writes every 4th page zero (SWPOUT_ZERO, no zswap_store()).
 	if [ -n "$old_shrinker" ]; then
-		zswap_run zswap-random 64M "swaptrace workload --size 192M --pattern random --fill 2 --passes 2 --seed 5"
+		zswap_run zswap-random 64M "swaptrace workload --size 192M --zero-every 4 --pattern random --fill 2 --passes 2 --seed 5"
 		zswap_run zswap-strided 96M "swaptrace workload --size 224M --pattern strided:4 --fill 4 --passes 3 --seed 11"
 		memcg_limit 80M
 		zswap_run zswap-zstd 48M zstd_job

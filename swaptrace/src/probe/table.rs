@@ -552,7 +552,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
     AttachPoint {
         metric: "zswap",
         backend: Backend::Fentry,
-        attach: "fexit zswap_store/zswap_load",
+        attach: "fentry/fexit zswap_store, fexit zswap_load",
         requires: &[
             Req::BtfFunc("zswap_store"),
             Req::BtfFunc("zswap_load"),
@@ -560,6 +560,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::Built(true),
         ],
         progs: &[
+            p("zswap_store_fentry", Fentry, "zswap_store"),
             p("zswap_store_fexit", Fexit, "zswap_store"),
             p("zswap_load_fexit", Fexit, "zswap_load"),
         ],
@@ -588,7 +589,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
     AttachPoint {
         metric: "zswap",
         backend: Backend::Kprobe,
-        attach: "kretprobe zswap_store/zswap_load",
+        attach: "kprobe/kretprobe zswap_store, kretprobe zswap_load",
         requires: &[
             Req::Kallsyms("zswap_store"),
             Req::Kallsyms("zswap_load"),
@@ -596,6 +597,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
             Req::Built(true),
         ],
         progs: &[
+            p("zswap_store_kprobe", Kprobe, "zswap_store"),
             p("zswap_store_kretprobe", Kretprobe, "zswap_store"),
             p("zswap_load_kretprobe", Kretprobe, "zswap_load"),
         ],
