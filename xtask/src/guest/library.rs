@@ -101,13 +101,13 @@ pub fn replay_zswap_text(t: &Loaded) -> Result<String, String> {
     Ok(swaptrace::report::zswap_text(&r.live, &r.metrics))
 }
 
-/// The recording kernel's zswap policy replayed on `t`, where its shrinker
-/// ran: its name and (what, live, replayed) for stores, zswap loads,
-/// disk swap-ins and writebacks, and every policy's disk swap-ins (the
-/// seed's table). None without a dynamic shrinker.
+/// The recording kernel's zswap policy replayed on `t`: its name and
+/// (what, live, replayed) for stores, zswap loads, disk swap-ins and
+/// writebacks, and every policy's disk swap-ins (the seed's table). None
+/// where zswap was off.
 pub fn replay_zswap_own(t: &Loaded) -> Result<Option<ZswapOwn>, String> {
     use swaptrace::replay::zswap;
-    let Some(policy) = zswap::kernel_policy(&t.header).filter(|p| p.name() != "no-shrinker") else {
+    let Some(policy) = zswap::kernel_policy(&t.header) else {
         return Ok(None);
     };
     let r = zswap::run(t, &ReplayRequest::default()).map_err(|e| e.to_string())?;

@@ -164,6 +164,19 @@ pub const PARAMS: &[ParamInfo] = &[
                or stored like any other (ignore)",
     },
     ParamInfo {
+        name: "limit-reclaim=M",
+        help: "one or threshold: at the pool limit the worker writes back one \
+               entry, queued only while the pool is full (one, before 6.5), or \
+               entries down to the accept threshold (threshold); default: the \
+               recording kernel's",
+    },
+    ParamInfo {
+        name: "loads=L",
+        help: "exclusive or shared: a zswap load frees the entry (exclusive, 6.7+ \
+               and `exclusive_loads`), or leaves it in the pool while the page is in \
+               memory (shared: frontswap before 6.5); default: the recording kernel's",
+    },
+    ParamInfo {
         name: "resident-pages=N",
         help: "N or auto: pages read in while a page read from disk stays resident \
                before reclaim drops it clean (auto: as recorded)",
@@ -276,6 +289,12 @@ pub struct ZswapParams {
     /// Where the recording had zswap on, a swap-out it sent to disk is
     /// refused again (unless the model's pool is at its limit: a limit reject).
     pub follow_refusals: bool,
+    /// `zswap_load()` frees the entry (6.7+); else it stays in the pool,
+    /// and a clean page reclaimed later is dropped with its data there.
+    pub exclusive_loads: bool,
+    /// The pool-limit worker writes back one entry, queued only with the
+    /// pool at its limit (before 6.5); else it shrinks to the threshold.
+    pub limit_reclaim_one: bool,
 }
 
 impl Default for ZswapParams {
@@ -291,6 +310,8 @@ impl Default for ZswapParams {
             resident_pages: None,
             follow_writebacks: true,
             follow_refusals: true,
+            exclusive_loads: true,
+            limit_reclaim_one: false,
         }
     }
 }
@@ -314,6 +335,9 @@ impl ZswapParams {
                 let _ = p.set(&format!("{key}={v}"));
             }
         }
+        p.exclusive_loads = exclusive_loads(h);
+        let (major, minor) = crate::trace::kernel_version(&h.kernel_release);
+        p.limit_reclaim_one = major > 0 && (major, minor) < (6, 5);
         let fullest = footer.and_then(|f| f.zswap_pool.iter().max_by_key(|s| s.stored_kib));
         if let Some(s) = fullest.filter(|s| s.pool_kib > 0) {
             p.compression_ratio = (s.stored_kib as f64 / s.pool_kib as f64).clamp(1.0, 1000.0);
@@ -370,6 +394,20 @@ impl ZswapParams {
             }
             "writebacks" => self.follow_writebacks = follow()?,
             "refusals" => self.follow_refusals = follow()?,
+            "limit-reclaim" => {
+                self.limit_reclaim_one = match value {
+                    "one" => true,
+                    "threshold" => false,
+                    _ => return Err(bad("expected one or threshold".into())),
+                }
+            }
+            "loads" => {
+                self.exclusive_loads = match value {
+                    "exclusive" => true,
+                    "shared" => false,
+                    _ => return Err(bad("expected exclusive or shared".into())),
+                }
+            }
             _ => return Err(bad(format!("unknown key (keys: {})", param_names()))),
         }
         Ok(())
@@ -427,6 +465,8 @@ pub struct ZswapMetrics {
     pub writebacks: u64,
     pub writebacks_limit: u64,
     pub writebacks_shrinker: u64,
+    /// Writebacks that failed: the page was in memory (shared loads).
+    pub writebacks_failed: u64,
     /// Second-chance rotations.
     pub rotations: u64,
     pub pressure_episodes: u64,
@@ -453,6 +493,21 @@ pub struct Agreement {
     pub disk_disk: u64,
     /// Recorded from zswap or disk, the model had no entry (zero or untracked).
     pub other: u64,
+}
+
+/// Whether the recording kernel's `zswap_load()` freed the entry: always
+/// from 6.7, with the `exclusive_loads` knob on 6.5 and 6.6, never before
+/// (frontswap kept it until the slot was freed).
+fn exclusive_loads(h: &Header) -> bool {
+    match crate::trace::kernel_version(&h.kernel_release) {
+        (0, _) => true,
+        (1..=5, _) | (6, 0..=4) => false,
+        (6, 5..=6) => h
+            .zswap
+            .get("exclusive_loads")
+            .is_some_and(|v| v.trim() == "Y"),
+        _ => true,
+    }
 }
 
 /// `pool-pages, max-pool-percent, …`: the keys of [`PARAMS`].
@@ -583,6 +638,8 @@ fn asked(
     Ok((params, policies))
 }
 
+#[cfg(test)]
+mod frontswap_tests;
 #[cfg(test)]
 mod streamed_tests;
 #[cfg(test)]

@@ -110,6 +110,10 @@ impl Lru {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Slot {
     Pool(usize),
+    /// In the pool, and read in at this page-in count by a load that kept
+    /// the entry (frontswap, before 6.5): while the page is in memory its
+    /// writeback fails (`-EEXIST`: in the swap cache).
+    PoolCached(usize, u64),
     WrittenBack,
     Rejected,
     Zero,
@@ -151,6 +155,10 @@ pub(super) struct Sim {
     pub(super) discount: u64,
     /// Swap-outs recorded as I/O are refused ([`ZswapParams::follow_refusals`]).
     pub(super) refusals: bool,
+    /// [`ZswapParams::exclusive_loads`].
+    pub(super) exclusive: bool,
+    /// [`ZswapParams::limit_reclaim_one`].
+    pub(super) reclaim_one: bool,
     pub(super) m: ZswapMetrics,
 }
 
@@ -182,6 +190,13 @@ impl Sim {
         !self.reached_full
     }
 
+    /// Whether a store refused at the limit queues the worker: 6.5+ at
+    /// every such refusal; before, only with the pool at its limit
+    /// (`zswap_is_full()`), not while it waits to fall to the threshold.
+    fn queues_worker(&self) -> bool {
+        !self.reclaim_one || self.pool_pages() >= self.max_pages
+    }
+
     fn writeback(&mut self, i: usize, why: Why) {
         let entry = self.lru.remove(i);
         self.slots.insert(entry, Slot::WrittenBack);
@@ -205,6 +220,12 @@ impl Sim {
             self.m.rotations += 1;
             return Some(false);
         }
+        if self.in_memory(self.lru.nodes[i].entry) {
+            // zswap_writeback_entry(): the page is in the swap cache.
+            self.lru.rotate(i);
+            self.m.writebacks_failed += 1;
+            return Some(false);
+        }
         self.writeback(i, why);
         Some(true)
     }
@@ -214,6 +235,16 @@ impl Sim {
     /// as a failure and stops after `MAX_RECLAIM_RETRIES`.
     fn shrink_worker(&mut self) {
         self.m.shrink_worker_runs += 1;
+        if self.reclaim_one {
+            // Before 6.5: zpool_shrink() of one page, zbud_reclaim_page()
+            // trying up to 8 entries.
+            for _ in 0..8 {
+                if self.walk_one(Why::Limit) != Some(false) {
+                    break;
+                }
+            }
+            return;
+        }
         let mut failures = 0;
         loop {
             match self.walk_one(Why::Limit) {
@@ -236,7 +267,7 @@ impl Sim {
     /// or rejects (queueing the worker when the pool reached its limit).
     pub(super) fn store(&mut self, entry: SwapEntry, how: OutKind) {
         self.m.swap_outs += 1;
-        if let Some(Slot::Pool(i)) = self.slots.remove(&entry) {
+        if let Some(Slot::Pool(i) | Slot::PoolCached(i, _)) = self.slots.remove(&entry) {
             self.lru.remove(i);
             self.m.invalidated += 1;
         }
@@ -249,7 +280,9 @@ impl Sim {
         if !self.check_limits() {
             self.m.stores_rejected += 1;
             self.slots.insert(entry, Slot::Rejected);
-            self.shrink_worker();
+            if self.queues_worker() {
+                self.shrink_worker();
+            }
             return;
         }
         if self.refusals && how == OutKind::Io {
@@ -276,9 +309,17 @@ impl Sim {
     fn holds(&self, entry: SwapEntry) -> bool {
         match self.slots.get(&entry) {
             Some(Slot::Pool(_) | Slot::WrittenBack | Slot::Rejected | Slot::Dropped) => true,
-            Some(&Slot::OnDisk(at)) => self.pagein.saturating_sub(at) > self.resident,
+            Some(&Slot::OnDisk(at) | &Slot::PoolCached(_, at)) => {
+                self.pagein.saturating_sub(at) > self.resident
+            }
             _ => false,
         }
+    }
+
+    /// A pool entry whose page a shared load left in memory, still there.
+    fn in_memory(&self, entry: SwapEntry) -> bool {
+        matches!(self.slots.get(&entry), Some(&Slot::PoolCached(_, at))
+            if self.pagein.saturating_sub(at) <= self.resident)
     }
 
     /// `swap_read_folio()` of `entry`: zswap_load() first (an exclusive
@@ -292,10 +333,15 @@ impl Sim {
             self.nr_protected += 1;
         }
         let hit = match self.slots.remove(&entry) {
-            Some(Slot::Pool(i)) => {
-                self.lru.remove(i);
+            Some(Slot::Pool(i) | Slot::PoolCached(i, _)) => {
                 self.m.zswap_hits += 1;
                 self.pagein += 1;
+                if self.exclusive || frees {
+                    self.lru.remove(i);
+                } else {
+                    // Before 6.5 the entry stays until the slot is freed.
+                    self.slots.insert(entry, Slot::PoolCached(i, self.pagein));
+                }
                 return Some(true);
             }
             Some(Slot::WrittenBack) => {
@@ -333,8 +379,14 @@ impl Sim {
     /// The kernel freed the page of `entry`: one read from disk is out of
     /// memory now, its slot readable again.
     fn freed(&mut self, entry: SwapEntry) {
-        if let Some(s @ Slot::OnDisk(_)) = self.slots.get_mut(&entry) {
-            *s = Slot::Dropped;
+        match self.slots.get_mut(&entry) {
+            Some(s @ Slot::OnDisk(_)) => *s = Slot::Dropped,
+            Some(s @ Slot::PoolCached(..)) => {
+                if let Slot::PoolCached(i, _) = *s {
+                    *s = Slot::Pool(i);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -347,6 +399,13 @@ impl Sim {
             Some(Slot::Pool(i)) => {
                 self.lru.remove(i);
                 self.m.cache_hit_drops += 1;
+            }
+            // Mapped again; a write fault frees the slot and its entry.
+            Some(Slot::PoolCached(i, _)) if write => {
+                self.lru.remove(i);
+            }
+            Some(Slot::PoolCached(i, _)) => {
+                self.slots.insert(entry, Slot::PoolCached(i, self.pagein));
             }
             Some(Slot::WrittenBack | Slot::Rejected | Slot::OnDisk(_) | Slot::Dropped)
                 if !write =>
@@ -515,6 +574,8 @@ impl Sim {
             discount: 0,
             // A zswap that stored nothing refused for its own reasons.
             refusals: p.follow_refusals && span.kernel_policy.is_some() && span.stored,
+            exclusive: p.exclusive_loads,
+            reclaim_one: p.limit_reclaim_one,
             m: ZswapMetrics {
                 policy: policy.name().to_string(),
                 pool_limit_pages: max_pages,

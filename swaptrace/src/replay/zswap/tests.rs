@@ -4,11 +4,11 @@ use super::sim::{mult_frac, Lru, Sim};
 use super::*;
 use crate::trace::{OutKind, Record, SwapEntry};
 
-fn e(offset: u64) -> SwapEntry {
+pub(super) fn e(offset: u64) -> SwapEntry {
     SwapEntry { dev: 0, offset }
 }
 
-fn out(ts: u64, offset: u64, how: OutKind) -> Record {
+pub(super) fn out(ts: u64, offset: u64, how: OutKind) -> Record {
     Record::SwapOut {
         ts,
         tid: 1,
@@ -21,7 +21,7 @@ fn out(ts: u64, offset: u64, how: OutKind) -> Record {
 }
 
 /// A major read fault on `offset` that loaded its page from zswap.
-fn fault(ts: u64, offset: u64) -> Record {
+pub(super) fn fault(ts: u64, offset: u64) -> Record {
     let mut f = read_fault(ts, offset, 0, false);
     if let Record::SwapFault { zswap_loads, .. } = &mut f {
         *zswap_loads = 1;
@@ -261,6 +261,8 @@ fn shrinker_count_ports() {
         limit_paid: 0,
         discount: 0,
         refusals: false,
+        exclusive: true,
+        reclaim_one: false,
         m: ZswapMetrics::default(),
     };
     assert_eq!(sim.shrinker_count(), 0);
@@ -462,7 +464,7 @@ fn policy_table_parses_and_keeps_the_default_set() {
         "{e}"
     );
     let e = parse(&["colour=blue"]).unwrap_err().to_string();
-    assert!(e.ends_with("(keys: pool-pages, max-pool-percent, ratio, accept-threshold, shrinker-interval, priority, buckets, writebacks, refusals, resident-pages)"), "{e}");
+    assert!(e.ends_with("(keys: pool-pages, max-pool-percent, ratio, accept-threshold, shrinker-interval, priority, buckets, writebacks, refusals, limit-reclaim, loads, resident-pages)"), "{e}");
 }
 
 #[test]
@@ -538,7 +540,7 @@ fn impossible_swap_outs_and_entries_are_skipped_not_expanded() {
 }
 
 /// A major fault on `offset` that read `pages_read` pages from disk.
-fn read_fault(ts: u64, offset: u64, pages_read: u32, write: bool) -> Record {
+pub(super) fn read_fault(ts: u64, offset: u64, pages_read: u32, write: bool) -> Record {
     Record::SwapFault {
         ts,
         dur_ns: 1000,
