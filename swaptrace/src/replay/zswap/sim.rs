@@ -220,7 +220,7 @@ impl Sim {
             self.m.rotations += 1;
             return Some(false);
         }
-        if self.in_memory(self.lru.nodes[i].entry) {
+        if !self.exclusive && self.in_memory(self.lru.nodes[i].entry) {
             // zswap_writeback_entry(): the page is in the swap cache.
             self.lru.rotate(i);
             self.m.writebacks_failed += 1;
