@@ -527,7 +527,7 @@ fn zswap_own(v: &mut Verdict, out: &Path, name: &str) {
         .find(|r| r.0 == "writebacks")
         .map_or((0, 0), |r| (r.1, r.2));
     // Before 6.8 only a full pool writes back, a few pages if any.
-    if own.policy != "no-shrinker" {
+    if own.policy != swaptrace::replay::zswap::ZswapPolicy::NoShrinker.name() {
         v.check(
             wb_live > 0 || wb_model == 0,
             format!("{name}: the shrinker wrote back ({wb_live} pages)"),

@@ -1,7 +1,7 @@
 //! zswap before 6.5 (frontswap): loads that keep the entry, and a limit
 //! worker that writes back one entry, queued only with the pool full.
 
-use super::tests::{e, fault, read_fault};
+use super::tests::{e, fault, params, read_fault, replay};
 use super::*;
 use crate::trace::{OutKind, Record};
 
@@ -28,13 +28,7 @@ fn write_load(ts: u64, offset: u64) -> Record {
 
 fn no_shrinker(records: &[Record], specs: &[&str]) -> ZswapMetrics {
     let input = ZswapInput::from_records(records, 4096).expect("input");
-    let mut p = ZswapParams::default();
-    for s in specs {
-        p.set(s).expect("param");
-    }
-    replay_policies(&input, &[ZswapPolicy::NoShrinker], &p)
-        .expect("replay")
-        .remove(0)
+    replay(&input, &[ZswapPolicy::NoShrinker], &params(specs)).remove(0)
 }
 
 #[test]

@@ -335,9 +335,9 @@ impl ZswapParams {
                 let _ = p.set(&format!("{key}={v}"));
             }
         }
-        p.exclusive_loads = exclusive_loads(h);
-        let (major, minor) = crate::trace::kernel_version(&h.kernel_release);
-        p.limit_reclaim_one = major > 0 && (major, minor) < (6, 5);
+        let version = crate::trace::kernel_version(&h.kernel_release);
+        p.exclusive_loads = exclusive_loads(version, h);
+        p.limit_reclaim_one = version.0 > 0 && version < (6, 5);
         let fullest = footer.and_then(|f| f.zswap_pool.iter().max_by_key(|s| s.stored_kib));
         if let Some(s) = fullest.filter(|s| s.pool_kib > 0) {
             p.compression_ratio = (s.stored_kib as f64 / s.pool_kib as f64).clamp(1.0, 1000.0);
@@ -354,10 +354,11 @@ impl ZswapParams {
             return Err(bad(format!("expected key=value (keys: {})", param_names())));
         };
         let (key, value) = (key.trim(), value.trim());
-        let follow = || match value {
-            "follow" => Ok(true),
-            "ignore" => Ok(false),
-            _ => Err(bad("expected follow or ignore".into())),
+        // One of two words: true for `yes`.
+        let either = |yes: &str, no: &str| match value {
+            v if v == yes => Ok(true),
+            v if v == no => Ok(false),
+            _ => Err(bad(format!("expected {yes} or {no}"))),
         };
         let int = |lo: u64, hi: u64| -> Result<u64, ZswapError> {
             super::parse_in(value, lo, hi)
@@ -392,22 +393,10 @@ impl ZswapParams {
                     Some(int(0, u64::MAX >> 1)?)
                 }
             }
-            "writebacks" => self.follow_writebacks = follow()?,
-            "refusals" => self.follow_refusals = follow()?,
-            "limit-reclaim" => {
-                self.limit_reclaim_one = match value {
-                    "one" => true,
-                    "threshold" => false,
-                    _ => return Err(bad("expected one or threshold".into())),
-                }
-            }
-            "loads" => {
-                self.exclusive_loads = match value {
-                    "exclusive" => true,
-                    "shared" => false,
-                    _ => return Err(bad("expected exclusive or shared".into())),
-                }
-            }
+            "writebacks" => self.follow_writebacks = either("follow", "ignore")?,
+            "refusals" => self.follow_refusals = either("follow", "ignore")?,
+            "limit-reclaim" => self.limit_reclaim_one = either("one", "threshold")?,
+            "loads" => self.exclusive_loads = either("exclusive", "shared")?,
             _ => return Err(bad(format!("unknown key (keys: {})", param_names()))),
         }
         Ok(())
@@ -498,8 +487,8 @@ pub struct Agreement {
 /// Whether the recording kernel's `zswap_load()` freed the entry: always
 /// from 6.7, with the `exclusive_loads` knob on 6.5 and 6.6, never before
 /// (frontswap kept it until the slot was freed).
-fn exclusive_loads(h: &Header) -> bool {
-    match crate::trace::kernel_version(&h.kernel_release) {
+fn exclusive_loads(version: (u32, u32), h: &Header) -> bool {
+    match version {
         (0, _) => true,
         (1..=5, _) | (6, 0..=4) => false,
         (6, 5..=6) => h
@@ -640,6 +629,8 @@ fn asked(
 
 #[cfg(test)]
 mod frontswap_tests;
+#[cfg(test)]
+mod recorded_tests;
 #[cfg(test)]
 mod streamed_tests;
 #[cfg(test)]

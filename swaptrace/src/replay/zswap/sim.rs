@@ -309,17 +309,19 @@ impl Sim {
     fn holds(&self, entry: SwapEntry) -> bool {
         match self.slots.get(&entry) {
             Some(Slot::Pool(_) | Slot::WrittenBack | Slot::Rejected | Slot::Dropped) => true,
-            Some(&Slot::OnDisk(at) | &Slot::PoolCached(_, at)) => {
-                self.pagein.saturating_sub(at) > self.resident
-            }
+            Some(&Slot::OnDisk(at) | &Slot::PoolCached(_, at)) => !self.resident_since(at),
             _ => false,
         }
     }
 
+    /// A page read in at page-in count `at` is still in memory.
+    fn resident_since(&self, at: u64) -> bool {
+        self.pagein.saturating_sub(at) <= self.resident
+    }
+
     /// A pool entry whose page a shared load left in memory, still there.
     fn in_memory(&self, entry: SwapEntry) -> bool {
-        matches!(self.slots.get(&entry), Some(&Slot::PoolCached(_, at))
-            if self.pagein.saturating_sub(at) <= self.resident)
+        matches!(self.slots.get(&entry), Some(&Slot::PoolCached(_, at)) if self.resident_since(at))
     }
 
     /// `swap_read_folio()` of `entry`: zswap_load() first (an exclusive
@@ -376,17 +378,15 @@ impl Sim {
         Some(hit)
     }
 
-    /// The kernel freed the page of `entry`: one read from disk is out of
-    /// memory now, its slot readable again.
+    /// The kernel freed the page of `entry`: one read from disk, or kept in
+    /// the pool by a shared load, is out of memory now, its slot readable again.
     fn freed(&mut self, entry: SwapEntry) {
-        match self.slots.get_mut(&entry) {
-            Some(s @ Slot::OnDisk(_)) => *s = Slot::Dropped,
-            Some(s @ Slot::PoolCached(..)) => {
-                if let Slot::PoolCached(i, _) = *s {
-                    *s = Slot::Pool(i);
-                }
-            }
-            _ => {}
+        if let Some(s) = self.slots.get_mut(&entry) {
+            *s = match *s {
+                Slot::OnDisk(_) => Slot::Dropped,
+                Slot::PoolCached(i, _) => Slot::Pool(i),
+                other => other,
+            };
         }
     }
 
