@@ -1,18 +1,148 @@
 //! A trace read a chunk at a time: the header first, then one batch of
 //! records per good chunk, the footer and the problems at the end. Memory
-//! is one chunk's records ([`CHUNK_RECORDS_MAX`]), whatever the trace's
-//! length; [`read_trace`](super::read_trace) is the same reading kept whole.
+//! is a few chunks' records ([`CHUNK_RECORDS_MAX`] each), whatever the
+//! trace's length; [`read_trace`](super::read_trace) is the same reading
+//! kept whole. On a machine of several cores a thread reads and decodes the
+//! next chunks while the consumer works on this one ([`AHEAD_CHUNKS`]).
 
-use super::file::{ChunkBody, CHUNK_RECORDS_MAX};
+use super::file::{ChunkBody, ChunkInfo, CHUNK_RECORDS_MAX};
 use super::jsonl::{put_line, ExportStats, JsonlError};
 use super::reader::TraceReader;
 use super::{Footer, Header, Loaded, Record, TraceError};
 use std::io::{BufWriter, Write};
 use std::path::Path;
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender};
+use std::thread::JoinHandle;
+
+/// Chunks decoded ahead of the consumer, beyond the one the reading thread
+/// decodes: each is at most [`CHUNK_RECORDS_MAX`] records.
+pub const AHEAD_CHUNKS: usize = 0;
+
+type Item = Result<(ChunkInfo, ChunkBody), TraceError>;
+
+/// Where a stream's chunks come from.
+enum Source {
+    /// Read and decoded when asked.
+    Inline(Box<TraceReader>),
+    /// Read and decoded ahead by a thread.
+    Ahead(Ahead),
+}
+
+/// A thread that owns the reader: it sends each chunk with the position
+/// after it, and decodes into the batches the consumer hands back.
+struct Ahead {
+    chunks: Option<Receiver<(Item, (u64, u64))>>,
+    spares: Sender<Vec<Record>>,
+    worker: Option<JoinHandle<()>>,
+    position: (u64, u64),
+}
+
+impl Source {
+    /// Reads ahead when the machine has a core to spare and a thread starts.
+    fn new(reader: TraceReader) -> Source {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cores < 2 {
+            return Source::inline(reader);
+        }
+        let position = reader.position();
+        let (reader_tx, reader_rx) = sync_channel::<TraceReader>(1);
+        let (tx, rx) = sync_channel(AHEAD_CHUNKS);
+        let (spares, spares_rx) = channel::<Vec<Record>>();
+        let worker = std::thread::Builder::new()
+            .name("trace-read".into())
+            .spawn(move || {
+                let Ok(mut reader) = reader_rx.recv() else {
+                    return;
+                };
+                loop {
+                    while let Ok(v) = spares_rx.try_recv() {
+                        reader.recycle(v);
+                    }
+                    let Some(item) = reader.next_chunk() else {
+                        return;
+                    };
+                    // The consumer is gone (dropped early): stop.
+                    if tx.send((item, reader.position())).is_err() {
+                        return;
+                    }
+                }
+            });
+        match worker {
+            Ok(worker) => {
+                // The thread is alive and waits for it: it cannot be refused.
+                let _ = reader_tx.send(reader);
+                Source::Ahead(Ahead {
+                    chunks: Some(rx),
+                    spares,
+                    worker: Some(worker),
+                    position,
+                })
+            }
+            Err(_) => Source::inline(reader),
+        }
+    }
+
+    fn inline(reader: TraceReader) -> Source {
+        Source::Inline(Box::new(reader))
+    }
+
+    fn next_chunk(&mut self) -> Option<Item> {
+        match self {
+            Source::Inline(r) => r.next_chunk(),
+            Source::Ahead(a) => {
+                let got = a.chunks.as_ref()?.recv();
+                match got {
+                    Ok((item, position)) => {
+                        a.position = position;
+                        Some(item)
+                    }
+                    Err(_) => {
+                        a.chunks = None;
+                        // Only a panic ends the thread before the end of
+                        // the input: say so rather than end short.
+                        let failed = a.worker.take().is_some_and(|w| w.join().is_err());
+                        failed.then(|| {
+                            Err(TraceError::Corrupt {
+                                offset: a.position.0,
+                                why: "the reading thread failed here: the rest of the trace is not read"
+                                    .into(),
+                            })
+                        })
+                    }
+                }
+            }
+        }
+    }
+
+    fn recycle(&mut self, batch: Vec<Record>) {
+        match self {
+            Source::Inline(r) => r.recycle(batch),
+            // A thread that is gone needs no memory.
+            Source::Ahead(a) => drop(a.spares.send(batch)),
+        }
+    }
+
+    fn position(&self) -> (u64, u64) {
+        match self {
+            Source::Inline(r) => r.position(),
+            Source::Ahead(a) => a.position,
+        }
+    }
+}
+
+impl Drop for Ahead {
+    fn drop(&mut self) {
+        // The thread's next send fails, and it ends.
+        self.chunks = None;
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
 
 /// A trace being read batch by batch (see the module doc).
 pub struct TraceStream {
-    reader: TraceReader,
+    reader: Source,
     header: Header,
     footer: Option<Footer>,
     problems: Vec<TraceError>,
@@ -59,14 +189,27 @@ impl TraceStream {
 
     /// A stream of a trace in memory.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<TraceStream, TraceError> {
+        TraceStream::from_bytes_ahead(bytes, true)
+    }
+
+    /// [`TraceStream::from_bytes`], read ahead by a thread or (`ahead`
+    /// false) on the caller's: both give the same batches.
+    pub fn from_bytes_ahead(bytes: Vec<u8>, ahead: bool) -> Result<TraceStream, TraceError> {
         let r = TraceReader::new(Box::new(std::io::Cursor::new(bytes)), "(memory)".into())?;
-        Ok(TraceStream::new(r))
+        Ok(match ahead {
+            true => TraceStream::new(r),
+            false => TraceStream::with_source(r, Source::inline),
+        })
     }
 
     pub fn new(reader: TraceReader) -> TraceStream {
+        TraceStream::with_source(reader, Source::new)
+    }
+
+    fn with_source(reader: TraceReader, source: fn(TraceReader) -> Source) -> TraceStream {
         TraceStream {
             header: reader.header().clone(),
-            reader,
+            reader: source(reader),
             footer: None,
             problems: Vec::new(),
             skipped: 0,

@@ -6,7 +6,7 @@ use super::input::{Event, ReplayInput, Store, SwapoffMode};
 use super::metrics::{Metrics, SwapoffMetrics};
 use super::policy::{FaultCtx, Policy};
 use super::space::{
-    leaf_start, pack, unpack, Cache, PageTable, Slot, SlotTable, SwapView, PMD_PAGES,
+    leaf_start, pack, unpack, Cache, PageTable, Scan, Slot, SlotTable, SwapView, PMD_PAGES,
 };
 use crate::trace::SwapEntry;
 use std::collections::VecDeque;
@@ -85,13 +85,14 @@ impl Model<'_> {
         self.push(false, pack(e))
     }
 
-    /// The faulting page mapped, referenced, at the tail of the inactive list.
-    fn map(&mut self, e: SwapEntry) {
+    /// The faulting page mapped, referenced, at the tail of the inactive
+    /// list; `dirty` when the fault freed its slot ([`Model::fault`]).
+    fn map(&mut self, e: SwapEntry, dirty: bool) {
         let gen = self.next_gen(e);
         let cache = Cache::Mapped {
             gen,
             referenced: true,
-            dirty: false,
+            dirty,
             active: false,
         };
         self.slots.set_cache(&e, cache);
@@ -256,8 +257,13 @@ impl Model<'_> {
             vpage: slot.vpage,
             ..f
         };
+        // do_swap_page(): should_try_to_free_swap() frees the slot of an
+        // exclusive page on a write fault; a read fault keeps it, so that
+        // reclaim drops the clean page without writing it. A shared page
+        // keeps its slot for the others (a write copies it).
+        let dirty = write && exclusive;
         match slot.cache {
-            Cache::Unused { ra, ts, .. } => self.cache_hit(&f, ra, ts, policy),
+            Cache::Unused { ra, ts, .. } => self.cache_hit(&f, ra, ts, policy, dirty),
             Cache::Mapped { .. } | Cache::No => {
                 if slot.cache.resident() {
                     // A fault on a page the model holds mapped: the kernel
@@ -267,17 +273,7 @@ impl Model<'_> {
                     self.slots.set_cache(&f.entry, Cache::No);
                 }
                 self.m.pgmajfault += 1;
-                self.read_around(&f, policy, scratch);
-            }
-        }
-        // do_swap_page(): should_try_to_free_swap() frees the slot of an
-        // exclusive page on a write fault; a read fault keeps it, so that
-        // reclaim drops the clean page without writing it. A shared page
-        // keeps its slot for the others (a write copies it).
-        if write && exclusive {
-            if let Some(mut s) = self.slots.get(&f.entry) {
-                s.cache.set_dirty(true);
-                self.slots.set_cache(&f.entry, s.cache);
+                self.read_around(&f, policy, scratch, dirty);
             }
         }
         if self.input.frees {
@@ -289,8 +285,15 @@ impl Model<'_> {
 
     /// `swap_cache_get_folio()` found the page; `swap_update_readahead()`
     /// accounts a hit on a readahead page.
-    fn cache_hit(&mut self, f: &FaultCtx, ra: bool, ra_ts: u64, policy: &mut dyn Policy) {
-        self.map(f.entry);
+    fn cache_hit(
+        &mut self,
+        f: &FaultCtx,
+        ra: bool,
+        ra_ts: u64,
+        policy: &mut dyn Policy,
+        dirty: bool,
+    ) {
+        self.map(f.entry, dirty);
         if ra {
             self.m.swap_ra_hit += 1;
             self.so.swap_ra_hit += self.in_swapoff as u64;
@@ -301,7 +304,13 @@ impl Model<'_> {
 
     /// `swapin_readahead()`: the policy's window around `f`, read into the
     /// swap cache, and the faulting page mapped (read too unless cached).
-    fn read_around(&mut self, f: &FaultCtx, policy: &mut dyn Policy, scratch: &mut Vec<SwapEntry>) {
+    fn read_around(
+        &mut self,
+        f: &FaultCtx,
+        policy: &mut dyn Policy,
+        scratch: &mut Vec<SwapEntry>,
+        dirty: bool,
+    ) {
         scratch.clear();
         let view = SwapView {
             slots: &self.slots,
@@ -325,21 +334,24 @@ impl Model<'_> {
                 continue;
             }
             // __read_swap_cache_async(): only allocated slots not in the cache.
-            let Some(s) = self.slots.get(&e) else {
+            let Some(mut s) = self.slots.slot_mut(&e) else {
                 continue;
             };
-            if s.cache.resident() {
+            if s.resident() {
                 continue;
             }
-            let gen = self.next_gen(e);
-            let cache = Cache::Unused {
+            self.gen = self.gen.wrapping_add(1);
+            s.set(Cache::Unused {
                 ra: true,
                 ts: f.ts,
-                gen,
-            };
-            self.slots.set_cache(&e, cache);
+                gen: self.gen,
+            });
             // In memory now: its PTE (if swapped) stays a swap entry until faulted.
-            read.add(s.store, e, &mut io);
+            read.add(s.store(), e, &mut io);
+            self.lru.push_back(LruItem {
+                entry: pack(e),
+                gen: self.gen,
+            });
             ra += 1;
             self.resident += 1;
         }
@@ -350,7 +362,7 @@ impl Model<'_> {
                 self.resident += 1;
             }
         }
-        self.map(f.entry);
+        self.map(f.entry, dirty);
         // One request per run of contiguous offsets (the plugged reads merge).
         io.sort_unstable();
         let requests = io
@@ -410,10 +422,10 @@ impl Model<'_> {
                 self.so.ptes += 1;
                 match (slot.cache, mode) {
                     (Cache::No, _) | (_, SwapoffMode::Readahead) => {
-                        self.read_around(&f, policy, scratch)
+                        self.read_around(&f, policy, scratch, false)
                     }
                     (Cache::Unused { ra, ts, .. }, SwapoffMode::LookupStats) => {
-                        self.cache_hit(&f, ra, ts, policy)
+                        self.cache_hit(&f, ra, ts, policy, false)
                     }
                     _ => {}
                 }
@@ -454,48 +466,39 @@ impl Model<'_> {
                 self.deactivate();
                 continue;
             };
-            let (Some(e), gen) = (unpack(item.entry), item.gen) else {
+            let Some(e) = unpack(item.entry) else {
                 continue;
             };
-            let Some(s) = self.slots.get(&e) else {
+            let Some(mut s) = self.slots.current(&e, item.gen, false) else {
                 continue;
             };
-            if s.cache.gen() != Some(gen) || s.cache.active() {
-                continue;
-            }
-            if let Cache::Mapped {
-                referenced: true,
-                dirty,
-                ..
-            } = s.cache
-            {
-                let gen = self.push(true, item.entry);
-                let cache = Cache::Mapped {
-                    gen,
-                    referenced: false,
-                    dirty,
-                    active: true,
-                };
-                self.slots.set_cache(&e, cache);
-                self.n_active += 1;
-                continue;
-            }
-            if let Cache::Mapped { dirty: true, .. } = s.cache {
-                // Written to a new slot, which the trace's swap-out names.
-                if self.pages.get(&(s.mm, s.vpage)) == Some(e) {
-                    self.pages.remove(&(s.mm, s.vpage));
+            match s.scan() {
+                Scan::Referenced => {
+                    self.gen = self.gen.wrapping_add(1);
+                    s.move_to(true, self.gen);
+                    self.active.push_back(LruItem {
+                        entry: item.entry,
+                        gen: self.gen,
+                    });
+                    self.n_active += 1;
                 }
-                self.drop_slot(e);
-                self.debt -= (self.debt > 0) as i64;
-                continue;
+                Scan::Dirty => {
+                    // Written to a new slot, which the trace's swap-out names.
+                    let page = s.page();
+                    if self.pages.get(&page) == Some(e) {
+                        self.pages.remove(&page);
+                    }
+                    self.drop_slot(e);
+                    self.debt -= (self.debt > 0) as i64;
+                }
+                Scan::Clean { ra } => {
+                    self.m.pollution += ra as u64;
+                    // Its PTE holds the swap entry again (the page table kept it).
+                    s.drop_to_slot();
+                    self.resident -= 1;
+                    self.debt -= (self.debt > 0) as i64;
+                }
             }
-            if let Cache::Unused { ra, .. } = s.cache {
-                self.m.pollution += ra as u64;
-            }
-            // Its PTE holds the swap entry again (the page table kept it).
-            self.slots.set_cache(&e, Cache::No);
-            self.resident -= 1;
-            self.debt -= (self.debt > 0) as i64;
         }
     }
 
@@ -508,22 +511,15 @@ impl Model<'_> {
             let Some(e) = unpack(item.entry) else {
                 continue;
             };
-            let Some(s) = self.slots.get(&e) else {
+            let Some(mut s) = self.slots.current(&e, item.gen, true) else {
                 continue;
             };
-            if s.cache.gen() != Some(item.gen) || !s.cache.active() {
-                continue;
-            }
-            let gen = self.next_gen(e);
-            if let Cache::Mapped { dirty, .. } = s.cache {
-                let cache = Cache::Mapped {
-                    gen,
-                    referenced: false,
-                    dirty,
-                    active: false,
-                };
-                self.slots.set_cache(&e, cache);
-            }
+            self.gen = self.gen.wrapping_add(1);
+            s.move_to(false, self.gen);
+            self.lru.push_back(LruItem {
+                entry: item.entry,
+                gen: self.gen,
+            });
             self.n_active -= 1;
             return;
         }
@@ -534,11 +530,26 @@ impl Model<'_> {
 
 /// `inactive_is_low()` (mm/vmscan.c): the inactive list times
 /// `int_sqrt(10 * GiB)` of both (1 below 1 GiB) is less than the active.
+#[inline(always)]
 fn inactive_is_low(inactive: usize, active: usize) -> bool {
     let gb = (inactive + active) >> 18;
-    let ratio = if gb > 0 { (10 * gb).isqrt() } else { 1 };
+    let ratio = match RATIOS.get(gb) {
+        Some(&r) => r as usize,
+        None => (10 * gb).isqrt(),
+    };
     inactive * ratio < active
 }
+
+/// `inactive_is_low()`'s ratio up to 64 GiB (reclaim asks on every page).
+const RATIOS: [u8; 64] = {
+    let mut r = [1u8; 64];
+    let mut gb = 1;
+    while gb < 64 {
+        r[gb] = (10 * gb).isqrt() as u8;
+        gb += 1;
+    }
+    r
+};
 
 /// Replays `input` through `policy`.
 pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {

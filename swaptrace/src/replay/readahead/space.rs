@@ -31,22 +31,8 @@ impl Cache {
         self != Cache::No
     }
 
-    /// Marks a mapped page dirty (its slot freed) or not.
-    pub(super) fn set_dirty(&mut self, to: bool) {
-        if let Cache::Mapped { dirty, .. } = self {
-            *dirty = to;
-        }
-    }
-
     pub(super) fn active(self) -> bool {
         matches!(self, Cache::Mapped { active: true, .. })
-    }
-
-    pub(super) fn gen(self) -> Option<u32> {
-        match self {
-            Cache::No => None,
-            Cache::Unused { gen, .. } | Cache::Mapped { gen, .. } => Some(gen),
-        }
     }
 }
 
@@ -169,6 +155,79 @@ impl Packed {
     }
 }
 
+/// What reclaim finds at a current LRU item ([`SlotTable::current`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Scan {
+    /// Mapped and referenced: activated (or kept active).
+    Referenced,
+    /// Mapped, unreferenced, its slot freed by a write: written anew.
+    Dirty,
+    /// Unreferenced and clean: dropped to its slot (`ra`: never used).
+    Clean { ra: bool },
+}
+
+/// A slot held for the hot paths (reclaim, readahead): its state bits read
+/// and written in place, without decoding the slot.
+pub(super) struct SlotMut<'a>(&'a mut Packed);
+
+impl SlotMut<'_> {
+    #[inline(always)]
+    pub(super) fn scan(&self) -> Scan {
+        let a = self.0.a;
+        if (a >> STATE_SHIFT) & 3 == MAPPED {
+            if a & REFERENCED != 0 {
+                Scan::Referenced
+            } else if a & DIRTY != 0 {
+                Scan::Dirty
+            } else {
+                Scan::Clean { ra: false }
+            }
+        } else {
+            Scan::Clean { ra: a & RA != 0 }
+        }
+    }
+
+    /// The page the slot holds.
+    pub(super) fn page(&self) -> (u32, u64) {
+        (self.0.b as u32, self.0.a & ((1 << VPAGE_BITS) - 1))
+    }
+
+    /// A mapped page moved to the active list (`to`) or the inactive one,
+    /// unreferenced, at generation `gen`; its dirt kept.
+    #[inline(always)]
+    pub(super) fn move_to(&mut self, active: bool, gen: u32) {
+        let a = self.0.a & !(REFERENCED | ACTIVE);
+        self.0.a = if active { a | ACTIVE } else { a };
+        self.0.b = (self.0.b & u32::MAX as u64) | (gen as u64) << 32;
+    }
+
+    /// In memory (any state but [`Cache::No`]).
+    #[inline(always)]
+    pub(super) fn resident(&self) -> bool {
+        (self.0.a >> STATE_SHIFT) & 3 != NO
+    }
+
+    #[inline(always)]
+    pub(super) fn store(&self) -> Store {
+        match (self.0.a >> STORE_SHIFT) & 3 {
+            1 => Store::Zero,
+            2 => Store::Zswap,
+            _ => Store::Device,
+        }
+    }
+
+    #[inline(always)]
+    pub(super) fn set(&mut self, cache: Cache) {
+        self.0.set_cache(cache);
+    }
+
+    /// Out of memory: on its slot only ([`Cache::No`]).
+    #[inline(always)]
+    pub(super) fn drop_to_slot(&mut self) {
+        self.0.set_cache(Cache::No);
+    }
+}
+
 /// Swap slots by device and offset. Dense, as `swap_map` is, up to a
 /// bound that grows with the entries the trace names on the device; a
 /// hash map beyond it, so that a few far offsets (a damaged or hostile
@@ -249,6 +308,24 @@ impl SlotTable {
             Some(o) => d.dense.get_mut(o),
             None => d.sparse.get_mut(&e.offset),
         }
+    }
+
+    /// `e`'s slot, if it holds a page.
+    #[inline(always)]
+    pub(super) fn slot_mut(&mut self, e: &SwapEntry) -> Option<SlotMut<'_>> {
+        self.packed_mut(e).filter(|p| !p.vacant()).map(SlotMut)
+    }
+
+    /// `e`'s slot if its LRU generation is `gen` and it is on the list
+    /// `active` names; else the LRU item is stale (None).
+    #[inline(always)]
+    pub(super) fn current(&mut self, e: &SwapEntry, gen: u32, active: bool) -> Option<SlotMut<'_>> {
+        let p = self.packed_mut(e)?;
+        let state = (p.a >> STATE_SHIFT) & 3;
+        let current = (p.b >> 32) as u32 == gen
+            && (state == UNUSED || state == MAPPED)
+            && (p.a & ACTIVE != 0) == active;
+        current.then_some(SlotMut(p))
     }
 
     #[inline]
