@@ -16,6 +16,8 @@ pub enum Trial {
 
 pub struct KernelFacts {
     pub release: String,
+    /// How the kernel preempts kernel code ([`preemption`]).
+    pub preempt: Result<Preempt, String>,
     pub btf: Result<Btf, String>,
     /// Text symbols (T/t) of /proc/kallsyms.
     pub text_symbols: HashSet<String>,
@@ -42,6 +44,114 @@ pub fn kernel_release() -> String {
     std::fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into())
+}
+
+/// The kernel's preemption model and where it was read.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Preempt {
+    /// `none`, `voluntary`, `full` or `lazy`.
+    pub mode: String,
+    pub source: String,
+}
+
+impl Preempt {
+    /// Kernel code may be preempted anywhere: so may a tracing program
+    /// (fentry/fexit run with migration disabled only; raw tracepoints too
+    /// on 7.x). Another task's run of that program on the CPU is then
+    /// skipped by the kernel's recursion guard: its event is lost.
+    pub fn preempts_programs(&self) -> bool {
+        matches!(self.mode.as_str(), "full" | "lazy")
+    }
+}
+
+/// The mode of `sched/preempt` in debugfs: the one in parentheses
+/// (`none voluntary (full) lazy`).
+fn debugfs_mode(text: &str) -> Option<String> {
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix('(')?.strip_suffix(')'))
+        .map(str::to_string)
+}
+
+/// The `preempt=` of a kernel command line.
+fn cmdline_mode(cmdline: &str) -> Option<String> {
+    cmdline
+        .split_whitespace()
+        .filter_map(|w| w.strip_prefix("preempt="))
+        .next_back()
+        .filter(|m| matches!(*m, "none" | "voluntary" | "full" | "lazy"))
+        .map(str::to_string)
+}
+
+/// The default mode a kernel config builds in.
+fn config_mode(config: &str) -> Option<String> {
+    let set = |k: &str| config.lines().any(|l| l.trim() == format!("CONFIG_{k}=y"));
+    [
+        ("PREEMPT_RT", "full"),
+        ("PREEMPT_LAZY", "lazy"),
+        ("PREEMPT", "full"),
+        ("PREEMPT_VOLUNTARY", "voluntary"),
+        ("PREEMPT_NONE", "none"),
+    ]
+    .iter()
+    .find(|(k, _)| set(k))
+    .map(|(_, m)| m.to_string())
+}
+
+/// The running kernel's preemption model: debugfs's `sched/preempt` when
+/// mounted, else the command line's `preempt=` (the kernel may refuse a
+/// mode: 7.x keeps only full and lazy), else the config's default
+/// (`/boot/config-<release>`, else `/proc/config.gz`).
+pub fn preemption(release: &str) -> Result<Preempt, String> {
+    const DEBUGFS: &str = "/sys/kernel/debug/sched/preempt";
+    if let Some(mode) = std::fs::read_to_string(DEBUGFS)
+        .ok()
+        .and_then(|t| debugfs_mode(&t))
+    {
+        return Ok(Preempt {
+            mode,
+            source: DEBUGFS.into(),
+        });
+    }
+    if let Some(mode) = std::fs::read_to_string("/proc/cmdline")
+        .ok()
+        .and_then(|t| cmdline_mode(&t))
+    {
+        return Ok(Preempt {
+            mode,
+            source: "preempt= on the kernel command line".into(),
+        });
+    }
+    let boot = format!("/boot/config-{release}");
+    let (config, text) = match std::fs::read_to_string(&boot) {
+        Ok(t) => (boot, t),
+        Err(e) => match proc_config() {
+            Ok(t) => ("/proc/config.gz".to_string(), t),
+            Err(gz) => {
+                return Err(format!(
+                    "not known: debugfs not mounted ({DEBUGFS}), no preempt= on the command line, \
+                     {boot}: {e}, /proc/config.gz: {gz}"
+                ))
+            }
+        },
+    };
+    config_mode(&text)
+        .map(|mode| Preempt {
+            mode,
+            source: format!("{config}, the build's default"),
+        })
+        .ok_or_else(|| format!("{config} names no preemption model"))
+}
+
+/// The running kernel's config (CONFIG_IKCONFIG_PROC), decompressed.
+fn proc_config() -> std::io::Result<String> {
+    use std::io::Read;
+    let f = std::fs::File::open("/proc/config.gz")?;
+    let mut text = String::new();
+    // A config is a few hundred KiB; the bound keeps a bad file harmless.
+    flate2::read::GzDecoder::new(f)
+        .take(16 << 20)
+        .read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// Data statics the probes read that some kernels list in kallsyms with a
@@ -105,8 +215,10 @@ impl KernelFacts {
         } else {
             Err("kprobes not built into this kernel (no kprobe PMU)".into())
         };
+        let release = kernel_release();
         KernelFacts {
-            release: kernel_release(),
+            preempt: preemption(&release),
+            release,
             btf,
             text_symbols,
             data_symbols,
@@ -232,7 +344,43 @@ impl KernelFacts {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_symbol, parse_kallsyms, DATA_AS_TEXT};
+    use super::{cmdline_mode, config_mode, debugfs_mode, is_symbol, parse_kallsyms, DATA_AS_TEXT};
+
+    #[test]
+    fn preemption_models_as_the_kernel_prints_and_builds_them() {
+        assert_eq!(
+            debugfs_mode("none voluntary (full) lazy\n").as_deref(),
+            Some("full")
+        );
+        assert_eq!(debugfs_mode("none (lazy)").as_deref(), Some("lazy"));
+        assert_eq!(debugfs_mode("none voluntary full"), None);
+        assert_eq!(
+            cmdline_mode("BOOT_IMAGE=/vmlinuz root=/dev/vda preempt=full quiet").as_deref(),
+            Some("full")
+        );
+        // The last one counts; an unknown mode is no answer.
+        assert_eq!(
+            cmdline_mode("preempt=none preempt=lazy").as_deref(),
+            Some("lazy")
+        );
+        assert_eq!(cmdline_mode("preempt=rt quiet"), None);
+        assert_eq!(cmdline_mode("console=ttyS0"), None);
+        // Debian 6.12 and 6.18 guests' configs, cut to these lines.
+        let d612 = "CONFIG_PREEMPT_BUILD=y\nCONFIG_PREEMPT_VOLUNTARY=y\n# CONFIG_PREEMPT is not set\nCONFIG_PREEMPT_DYNAMIC=y\n";
+        let d618 = "CONFIG_PREEMPT_BUILD=y\nCONFIG_PREEMPT_LAZY=y\nCONFIG_PREEMPT_DYNAMIC=y\nCONFIG_PREEMPTION=y\n";
+        assert_eq!(config_mode(d612).as_deref(), Some("voluntary"));
+        assert_eq!(config_mode(d618).as_deref(), Some("lazy"));
+        assert_eq!(
+            config_mode("CONFIG_PREEMPT_NONE=y\nCONFIG_PREEMPTION=y\n").as_deref(),
+            Some("none")
+        );
+        assert_eq!(config_mode("CONFIG_PREEMPT=y\n").as_deref(), Some("full"));
+        assert_eq!(
+            config_mode("CONFIG_PREEMPT_RT=y\nCONFIG_PREEMPT=y\n").as_deref(),
+            Some("full")
+        );
+        assert_eq!(config_mode("CONFIG_SWAP=y\n"), None);
+    }
 
     #[test]
     fn readahead_statics_are_data_whatever_their_type() {

@@ -438,13 +438,18 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     // Runs the kernel skipped are events lost too, but for the page-free
     // program, which sees every page freed and sends for a few.
     let mut frees_unseen = 0;
+    let mut skipped = 0;
     for p in probe.run_stats() {
         if p.program == FREE_PROGRAM {
             frees_unseen += p.recursion_misses;
         } else if p.recursion_misses > 0 {
+            skipped += p.recursion_misses;
             let what = format!("{} (recursion)", p.program);
             rec.lost_one(end, what, p.recursion_misses, &mut out);
         }
+    }
+    if skipped > 0 && !opts.quiet {
+        eprintln!("swaptrace: {}", skipped_why(skipped, &facts.preempt));
     }
     let written = write_all(&mut writer, &mut out);
     let records = writer.records();
@@ -489,6 +494,24 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
 }
 
 /// The exit code, or 128 + the signal that killed it, as shells report.
+/// Why the kernel skipped `n` program runs, as far as this kernel tells.
+fn skipped_why(n: u64, preempt: &Result<probe::Preempt, String>) -> String {
+    let cause = match preempt {
+        Ok(p) if p.preempts_programs() => format!(
+            "this kernel preempts kernel code ({}, {}): a task preempted inside a program \
+             makes other tasks' runs of it on that CPU skip, so more tasks swapping at once \
+             lose more",
+            p.mode, p.source
+        ),
+        Ok(p) => format!(
+            "a program ran again on a CPU where it was running (preemption {}, {})",
+            p.mode, p.source
+        ),
+        Err(e) => format!("preemption model {e}"),
+    };
+    format!("{n} program runs skipped by the kernel's recursion guard (events lost): {cause}")
+}
+
 fn exit_code_of(s: std::process::ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
     s.code()
@@ -646,4 +669,34 @@ fn process_tree(pid: u32) -> Vec<u32> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::skipped_why;
+    use crate::probe::Preempt;
+
+    #[test]
+    fn skipped_runs_name_the_preemption_that_causes_them() {
+        let p = |mode: &str| {
+            Ok(Preempt {
+                mode: mode.into(),
+                source: "debugfs".into(),
+            })
+        };
+        let lazy = skipped_why(640, &p("lazy"));
+        assert!(lazy.starts_with("640 program runs skipped"), "{lazy}");
+        assert!(
+            lazy.contains("preempts kernel code (lazy, debugfs)"),
+            "{lazy}"
+        );
+        let none = skipped_why(3, &p("voluntary"));
+        assert!(!none.contains("preempts kernel code"), "{none}");
+        assert!(none.contains("preemption voluntary"), "{none}");
+        let unknown = skipped_why(1, &Err("not known: no debugfs".into()));
+        assert!(
+            unknown.ends_with("preemption model not known: no debugfs"),
+            "{unknown}"
+        );
+    }
 }

@@ -13,6 +13,22 @@ fn trial(t: &Trial) -> String {
     }
 }
 
+/// The preemption model, and what it costs the probes.
+fn preempt(k: &KernelFacts) -> String {
+    match &k.preempt {
+        Ok(p) if p.preempts_programs() => format!(
+            "{} ({}): a program can be preempted mid-run; other tasks' runs of it on that CPU \
+             are then skipped (lost events under concurrent swapping, `record` counts them)",
+            p.mode, p.source
+        ),
+        Ok(p) => format!(
+            "{} ({}): programs run to the end unpreempted",
+            p.mode, p.source
+        ),
+        Err(e) => e.clone(),
+    }
+}
+
 /// The kernel range a row was seen to work on.
 fn seen(s: Option<(&str, &str)>) -> String {
     match s {
@@ -31,6 +47,8 @@ pub fn doctor_json(k: &KernelFacts, plans: &[MetricPlan]) -> serde_json::Value {
         "kallsyms_data_symbols": k.data_symbols.len(),
         "kprobes": k.kprobes.as_ref().err().map_or("available".to_string(), |e| e.clone()),
         "fentry": trial(&k.fentry),
+        "preempt": k.preempt.as_ref().ok(),
+        "preempt_error": k.preempt.as_ref().err(),
         "metrics": plans,
     })
 }
@@ -65,7 +83,8 @@ pub fn doctor_text(k: &KernelFacts, plans: &[MetricPlan], verbose: bool) -> Stri
         "kprobes   {}",
         k.kprobes.as_ref().err().map_or("available", |e| e.as_str())
     );
-    let _ = writeln!(o, "fentry    {}\n", trial(&k.fentry));
+    let _ = writeln!(o, "fentry    {}", trial(&k.fentry));
+    let _ = writeln!(o, "preempt   {}\n", preempt(k));
     if !verbose {
         o.push_str(&compact_table(plans));
         return o;

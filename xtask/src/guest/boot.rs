@@ -49,8 +49,13 @@ pub fn boot_kernel(base: &Path, k: &Kernel, binary: &Path, opts: &Opts) -> Resul
         .arg(&initrd)
         .arg("-append")
         .arg(format!(
-            "console=ttyS0 panic=-1 quiet st.size={} st.memcg={}",
-            opts.size, opts.memcg
+            "console=ttyS0 panic=-1 quiet st.size={} st.memcg={}{}",
+            opts.size,
+            opts.memcg,
+            // More kernel parameters, for experiments (preempt=voluntary…).
+            std::env::var("SWAPTRACE_GUEST_APPEND")
+                .map(|a| format!(" {a}"))
+                .unwrap_or_default()
         ));
     for d in &disks {
         cmd.arg("-drive")

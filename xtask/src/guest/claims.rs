@@ -129,6 +129,7 @@ fn doctor(v: &mut Verdict, out: &Path) {
             }
         }
     }
+    preempt(v, out, &d);
     for want in ["ra-window", "swap-cache-hit", "free-latency"] {
         let b = metrics
             .iter()
@@ -140,6 +141,46 @@ fn doctor(v: &mut Verdict, out: &Path) {
             format!("doctor: {want} by an exact probe (got {b})"),
         );
     }
+}
+
+/// The preemption model the doctor read (debugfs is mounted in the
+/// guest), the default of the kernel package's config where it has one:
+/// under full or lazy preemption the recorder's programs can be preempted,
+/// and runs of them skipped.
+fn preempt(v: &mut Verdict, out: &Path, d: &serde_json::Value) {
+    let mode = d["preempt"]["mode"].as_str().unwrap_or("-");
+    let source = d["preempt"]["source"].as_str().unwrap_or("-");
+    v.note(format!("    preemption {mode} ({source})"));
+    v.check(
+        source.contains("debug/sched/preempt"),
+        format!("doctor: preemption model read from debugfs (got {mode} from {source})"),
+    );
+    let release = out
+        .parent()
+        .and_then(|k| k.file_name())
+        .map(|r| r.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let config = out
+        .parent()
+        .and_then(|k| k.parent())
+        .map(|g| g.join(format!("k-{release}/boot/config-{release}")));
+    let Some(text) = config.and_then(|c| std::fs::read_to_string(c).ok()) else {
+        v.note("    (no config in the kernel package to compare with)");
+        return;
+    };
+    let want = [
+        ("CONFIG_PREEMPT_LAZY=y", "lazy"),
+        ("CONFIG_PREEMPT=y", "full"),
+        ("CONFIG_PREEMPT_VOLUNTARY=y", "voluntary"),
+        ("CONFIG_PREEMPT_NONE=y", "none"),
+    ]
+    .iter()
+    .find(|(k, _)| text.lines().any(|l| l == *k))
+    .map_or("-", |(_, m)| m);
+    v.check(
+        mode == want,
+        format!("doctor: preemption {mode}, the config's default {want}"),
+    );
 }
 
 /// The readahead window histogram during swapoff (the 5.8 swapoff
