@@ -16,15 +16,10 @@ struct Model<'a> {
     slots: SlotTable,
     /// Each page's last swap entry (its PTE while swapped out).
     pages: PageTable,
-    /// The inactive list: resident swap-backed pages, oldest first (stale
-    /// generations skipped).
-    lru: VecDeque<LruItem>,
-    /// The active list: mapped pages reclaim found referenced.
-    active: VecDeque<LruItem>,
+    lists: Lists,
     resident: usize,
     /// Resident pages on the active list.
     n_active: usize,
-    gen: u32,
     m: Metrics,
     /// Entries read by the current miss (reused).
     io: Vec<SwapEntry>,
@@ -72,6 +67,36 @@ struct LruItem {
     gen: u32,
 }
 
+/// The two anon LRU lists and the generation that makes a slot's newest
+/// item its current one (older items of it are stale, skipped).
+#[derive(Default)]
+struct Lists {
+    /// The inactive list: resident swap-backed pages, oldest first.
+    inactive: VecDeque<LruItem>,
+    /// The active list: mapped pages reclaim found referenced.
+    active: VecDeque<LruItem>,
+    gen: u32,
+}
+
+impl Lists {
+    /// A new generation for the packed `entry`, at the tail of the active
+    /// list or the inactive one.
+    #[inline(always)]
+    fn push(&mut self, active: bool, entry: u64) -> u32 {
+        self.gen = self.gen.wrapping_add(1);
+        let item = LruItem {
+            entry,
+            gen: self.gen,
+        };
+        if active {
+            self.active.push_back(item);
+        } else {
+            self.inactive.push_back(item);
+        }
+        self.gen
+    }
+}
+
 /// How far ahead the replay loop prefetches events' slots and PTE leaves,
 /// and reclaim its LRU's slots (most LRU items are stale and cost only the
 /// check): enough to overlap cache misses, few enough to stay in L1
@@ -82,7 +107,7 @@ const PREFETCH_LRU: usize = 32;
 impl Model<'_> {
     /// A new generation for `e`, at the tail of the inactive list.
     fn next_gen(&mut self, e: SwapEntry) -> u32 {
-        self.push(false, pack(e))
+        self.lists.push(false, pack(e))
     }
 
     /// The faulting page mapped, referenced, at the tail of the inactive
@@ -96,22 +121,6 @@ impl Model<'_> {
             active: false,
         };
         self.slots.set_cache(&e, cache);
-    }
-
-    /// A new generation for the packed `entry`, at the tail of the active
-    /// list or the inactive one.
-    fn push(&mut self, active: bool, entry: u64) -> u32 {
-        self.gen = self.gen.wrapping_add(1);
-        let item = LruItem {
-            entry,
-            gen: self.gen,
-        };
-        if active {
-            self.active.push_back(item);
-        } else {
-            self.lru.push_back(item);
-        }
-        self.gen
     }
 
     /// Prefetches what handling `ev` will touch first.
@@ -340,18 +349,14 @@ impl Model<'_> {
             if s.resident() {
                 continue;
             }
-            self.gen = self.gen.wrapping_add(1);
+            let gen = self.lists.push(false, pack(e));
             s.set(Cache::Unused {
                 ra: true,
                 ts: f.ts,
-                gen: self.gen,
+                gen,
             });
             // In memory now: its PTE (if swapped) stays a swap entry until faulted.
             read.add(s.store(), e, &mut io);
-            self.lru.push_back(LruItem {
-                entry: pack(e),
-                gen: self.gen,
-            });
             ra += 1;
             self.resident += 1;
         }
@@ -456,10 +461,15 @@ impl Model<'_> {
                 self.deactivate();
                 continue;
             }
-            if let Some(e) = self.lru.get(PREFETCH_LRU).and_then(|n| unpack(n.entry)) {
+            if let Some(e) = self
+                .lists
+                .inactive
+                .get(PREFETCH_LRU)
+                .and_then(|n| unpack(n.entry))
+            {
                 self.slots.prefetch(&e);
             }
-            let Some(item) = self.lru.pop_front() else {
+            let Some(item) = self.lists.inactive.pop_front() else {
                 if self.n_active == 0 {
                     break;
                 }
@@ -474,12 +484,7 @@ impl Model<'_> {
             };
             match s.scan() {
                 Scan::Referenced => {
-                    self.gen = self.gen.wrapping_add(1);
-                    s.move_to(true, self.gen);
-                    self.active.push_back(LruItem {
-                        entry: item.entry,
-                        gen: self.gen,
-                    });
+                    s.move_to(true, self.lists.push(true, item.entry));
                     self.n_active += 1;
                 }
                 Scan::Dirty => {
@@ -494,7 +499,7 @@ impl Model<'_> {
                 Scan::Clean { ra } => {
                     self.m.pollution += ra as u64;
                     // Its PTE holds the swap entry again (the page table kept it).
-                    s.drop_to_slot();
+                    s.set(Cache::No);
                     self.resident -= 1;
                     self.debt -= (self.debt > 0) as i64;
                 }
@@ -504,8 +509,13 @@ impl Model<'_> {
 
     /// The oldest active page goes to the inactive list, unreferenced.
     fn deactivate(&mut self) {
-        while let Some(item) = self.active.pop_front() {
-            if let Some(e) = self.active.get(PREFETCH_LRU).and_then(|n| unpack(n.entry)) {
+        while let Some(item) = self.lists.active.pop_front() {
+            if let Some(e) = self
+                .lists
+                .active
+                .get(PREFETCH_LRU)
+                .and_then(|n| unpack(n.entry))
+            {
                 self.slots.prefetch(&e);
             }
             let Some(e) = unpack(item.entry) else {
@@ -514,12 +524,7 @@ impl Model<'_> {
             let Some(mut s) = self.slots.current(&e, item.gen, true) else {
                 continue;
             };
-            self.gen = self.gen.wrapping_add(1);
-            s.move_to(false, self.gen);
-            self.lru.push_back(LruItem {
-                entry: item.entry,
-                gen: self.gen,
-            });
+            s.move_to(false, self.lists.push(false, item.entry));
             self.n_active -= 1;
             return;
         }
@@ -581,11 +586,9 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
         in_swapoff: false,
         so: SwapoffMetrics::default(),
         debt: 0,
-        lru: VecDeque::new(),
-        active: VecDeque::new(),
+        lists: Lists::default(),
         n_active: 0,
         resident: 0,
-        gen: 0,
         m: Metrics {
             policy: policy.name(),
             ..Metrics::default()

@@ -141,17 +141,28 @@ impl Packed {
             },
             _ => return None,
         };
-        let store = match (self.a >> STORE_SHIFT) & 3 {
+        let (mm, vpage) = self.page();
+        Some(Slot {
+            mm,
+            vpage,
+            store: self.store(),
+            cache,
+        })
+    }
+
+    #[inline(always)]
+    fn store(&self) -> Store {
+        match (self.a >> STORE_SHIFT) & 3 {
             1 => Store::Zero,
             2 => Store::Zswap,
             _ => Store::Device,
-        };
-        Some(Slot {
-            mm: self.b as u32,
-            vpage: self.a & ((1 << VPAGE_BITS) - 1),
-            store,
-            cache,
-        })
+        }
+    }
+
+    /// The address space and page the slot holds.
+    #[inline(always)]
+    fn page(&self) -> (u32, u64) {
+        (self.b as u32, self.a & ((1 << VPAGE_BITS) - 1))
     }
 }
 
@@ -189,7 +200,7 @@ impl SlotMut<'_> {
 
     /// The page the slot holds.
     pub(super) fn page(&self) -> (u32, u64) {
-        (self.0.b as u32, self.0.a & ((1 << VPAGE_BITS) - 1))
+        self.0.page()
     }
 
     /// A mapped page moved to the active list (`to`) or the inactive one,
@@ -209,22 +220,12 @@ impl SlotMut<'_> {
 
     #[inline(always)]
     pub(super) fn store(&self) -> Store {
-        match (self.0.a >> STORE_SHIFT) & 3 {
-            1 => Store::Zero,
-            2 => Store::Zswap,
-            _ => Store::Device,
-        }
+        self.0.store()
     }
 
     #[inline(always)]
     pub(super) fn set(&mut self, cache: Cache) {
         self.0.set_cache(cache);
-    }
-
-    /// Out of memory: on its slot only ([`Cache::No`]).
-    #[inline(always)]
-    pub(super) fn drop_to_slot(&mut self) {
-        self.0.set_cache(Cache::No);
     }
 }
 
