@@ -62,7 +62,14 @@ impl Preempt {
     pub fn preempts_programs(&self) -> bool {
         matches!(self.mode.as_str(), "full" | "lazy")
     }
+
+    /// What [`Preempt::preempts_programs`] costs the probes, in words.
+    pub const SKIPS: &'static str =
+        "a task preempted inside a program makes other tasks' runs of it on that CPU skip";
 }
+
+/// Where debugfs shows the preemption model.
+pub const PREEMPT_DEBUGFS: &str = "/sys/kernel/debug/sched/preempt";
 
 /// The mode of `sched/preempt` in debugfs: the one in parentheses
 /// (`none voluntary (full) lazy`).
@@ -82,8 +89,8 @@ fn cmdline_mode(cmdline: &str) -> Option<String> {
         .map(str::to_string)
 }
 
-/// The default mode a kernel config builds in.
-fn config_mode(config: &str) -> Option<String> {
+/// The default preemption mode a kernel config builds in.
+pub fn config_preempt_mode(config: &str) -> Option<String> {
     let set = |k: &str| config.lines().any(|l| l.trim() == format!("CONFIG_{k}=y"));
     [
         ("PREEMPT_RT", "full"),
@@ -102,14 +109,13 @@ fn config_mode(config: &str) -> Option<String> {
 /// mode: 7.x keeps only full and lazy), else the config's default
 /// (`/boot/config-<release>`, else `/proc/config.gz`).
 pub fn preemption(release: &str) -> Result<Preempt, String> {
-    const DEBUGFS: &str = "/sys/kernel/debug/sched/preempt";
-    if let Some(mode) = std::fs::read_to_string(DEBUGFS)
+    if let Some(mode) = std::fs::read_to_string(PREEMPT_DEBUGFS)
         .ok()
         .and_then(|t| debugfs_mode(&t))
     {
         return Ok(Preempt {
             mode,
-            source: DEBUGFS.into(),
+            source: PREEMPT_DEBUGFS.into(),
         });
     }
     if let Some(mode) = std::fs::read_to_string("/proc/cmdline")
@@ -128,13 +134,13 @@ pub fn preemption(release: &str) -> Result<Preempt, String> {
             Ok(t) => ("/proc/config.gz".to_string(), t),
             Err(gz) => {
                 return Err(format!(
-                    "not known: debugfs not mounted ({DEBUGFS}), no preempt= on the command line, \
+                    "not known: debugfs not mounted ({PREEMPT_DEBUGFS}), no preempt= on the command line, \
                      {boot}: {e}, /proc/config.gz: {gz}"
                 ))
             }
         },
     };
-    config_mode(&text)
+    config_preempt_mode(&text)
         .map(|mode| Preempt {
             mode,
             source: format!("{config}, the build's default"),
@@ -344,7 +350,10 @@ impl KernelFacts {
 
 #[cfg(test)]
 mod tests {
-    use super::{cmdline_mode, config_mode, debugfs_mode, is_symbol, parse_kallsyms, DATA_AS_TEXT};
+    use super::{
+        cmdline_mode, config_preempt_mode as config_mode, debugfs_mode, is_symbol, parse_kallsyms,
+        DATA_AS_TEXT,
+    };
 
     #[test]
     fn preemption_models_as_the_kernel_prints_and_builds_them() {

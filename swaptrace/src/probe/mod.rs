@@ -10,7 +10,9 @@ mod table;
 mod table_exact;
 pub mod tpformat;
 
-pub use kernel::{kernel_release, page_size, KernelFacts, Preempt, Trial};
+pub use kernel::{
+    config_preempt_mode, kernel_release, page_size, KernelFacts, Preempt, Trial, PREEMPT_DEBUGFS,
+};
 #[cfg(feature = "live")]
 pub use live::{LiveError, Probe, ProbeConfig, ProgStat, Stats};
 pub use table::{AttachPoint, Backend, Prog, ProgKind, Req, ATTACH_POINTS, METRICS};

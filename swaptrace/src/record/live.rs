@@ -493,15 +493,15 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     })
 }
 
-/// The exit code, or 128 + the signal that killed it, as shells report.
 /// Why the kernel skipped `n` program runs, as far as this kernel tells.
 fn skipped_why(n: u64, preempt: &Result<probe::Preempt, String>) -> String {
     let cause = match preempt {
         Ok(p) if p.preempts_programs() => format!(
-            "this kernel preempts kernel code ({}, {}): a task preempted inside a program \
-             makes other tasks' runs of it on that CPU skip, so more tasks swapping at once \
+            "this kernel preempts kernel code ({}, {}): {}, so more tasks swapping at once \
              lose more",
-            p.mode, p.source
+            p.mode,
+            p.source,
+            probe::Preempt::SKIPS
         ),
         Ok(p) => format!(
             "a program ran again on a CPU where it was running (preemption {}, {})",
@@ -512,6 +512,7 @@ fn skipped_why(n: u64, preempt: &Result<probe::Preempt, String>) -> String {
     format!("{n} program runs skipped by the kernel's recursion guard (events lost): {cause}")
 }
 
+/// The exit code, or 128 + the signal that killed it, as shells report.
 fn exit_code_of(s: std::process::ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
     s.code()

@@ -1,7 +1,7 @@
 //! `swaptrace doctor`: per metric, the backend and attach point this kernel
 //! allows, or why none.
 
-use crate::probe::{KernelFacts, MetricPlan, Trial};
+use crate::probe::{KernelFacts, MetricPlan, Preempt, Trial};
 use serde_json::json;
 use std::fmt::Write;
 
@@ -17,9 +17,10 @@ fn trial(t: &Trial) -> String {
 fn preempt(k: &KernelFacts) -> String {
     match &k.preempt {
         Ok(p) if p.preempts_programs() => format!(
-            "{} ({}): a program can be preempted mid-run; other tasks' runs of it on that CPU \
-             are then skipped (lost events under concurrent swapping, `record` counts them)",
-            p.mode, p.source
+            "{} ({}): {} (lost events under concurrent swapping, `record` counts them)",
+            p.mode,
+            p.source,
+            Preempt::SKIPS
         ),
         Ok(p) => format!(
             "{} ({}): programs run to the end unpreempted",

@@ -152,7 +152,7 @@ fn preempt(v: &mut Verdict, out: &Path, d: &serde_json::Value) {
     let source = d["preempt"]["source"].as_str().unwrap_or("-");
     v.note(format!("    preemption {mode} ({source})"));
     v.check(
-        source.contains("debug/sched/preempt"),
+        source == swaptrace::probe::PREEMPT_DEBUGFS,
         format!("doctor: preemption model read from debugfs (got {mode} from {source})"),
     );
     let release = out
@@ -168,15 +168,7 @@ fn preempt(v: &mut Verdict, out: &Path, d: &serde_json::Value) {
         v.note("    (no config in the kernel package to compare with)");
         return;
     };
-    let want = [
-        ("CONFIG_PREEMPT_LAZY=y", "lazy"),
-        ("CONFIG_PREEMPT=y", "full"),
-        ("CONFIG_PREEMPT_VOLUNTARY=y", "voluntary"),
-        ("CONFIG_PREEMPT_NONE=y", "none"),
-    ]
-    .iter()
-    .find(|(k, _)| text.lines().any(|l| l == *k))
-    .map_or("-", |(_, m)| m);
+    let want = swaptrace::probe::config_preempt_mode(&text).unwrap_or_else(|| "-".into());
     v.check(
         mode == want,
         format!("doctor: preemption {mode}, the config's default {want}"),
