@@ -2,13 +2,16 @@
 //! counters in the traces of one kernel's `out/` directory.
 
 use super::library::{
-    free_latency, kernel_version, mode, ra_windows, read_trace, replay_free, replay_own_policy,
-    replay_swapoff, replay_zswap_own, replay_zswap_text, vmstat_rows, window_columns_text,
-    CountTable, During, FreeReplay, Loaded, Origin, Record, WindowColumn,
+    free_latency, mode, ra_windows, read_trace, replay_free, replay_own_policy, replay_swapoff,
+    vmstat_rows, window_columns_text, CountTable, During, FreeReplay, Loaded, Origin, Record,
+    WindowColumn,
 };
 use super::verdict::Verdict;
 use std::collections::BTreeSet;
 use std::path::Path;
+
+mod doctor;
+mod zswap;
 
 fn delta(t: &Loaded, counter: &str) -> i64 {
     t.vmstat_delta(counter).unwrap_or(0)
@@ -93,86 +96,6 @@ fn ra_figures(t: &Loaded, during: During) -> RaFigures {
         ra_hits,
         swap_ra_hit: delta(t, "swap_ra_hit"),
     }
-}
-
-/// The doctor's choice: the exact probes where the kernel has their functions.
-fn doctor(v: &mut Verdict, out: &Path) {
-    v.note("doctor:");
-    let d = match std::fs::read_to_string(out.join("doctor/doctor.json"))
-        .map_err(|e| e.to_string())
-        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).map_err(|e| e.to_string()))
-    {
-        Ok(d) => d,
-        Err(e) => return v.fail("doctor/doctor.json", e),
-    };
-    let metrics = d["metrics"].as_array().cloned().unwrap_or_default();
-    for m in &metrics {
-        let name = m["metric"].as_str().unwrap_or("?");
-        let chosen = m["chosen"]["backend"].as_str().unwrap_or("-");
-        let attach = m["chosen"]["attach"].as_str().unwrap_or("NOT AVAILABLE");
-        v.note(format!("    {name:<18} {chosen:<11} {attach}"));
-        // A row rejected only because this build lacks it means the
-        // kernel has something we do not attach.
-        for r in m["rejected"].as_array().into_iter().flatten() {
-            let why: Vec<&str> = r["why_not"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|w| w.as_str())
-                .collect();
-            if why == ["not in this build yet"] {
-                v.note(format!(
-                    "    {:<18} (kernel has {}, not in this build)",
-                    "",
-                    r["attach"].as_str().unwrap_or("?")
-                ));
-            }
-        }
-    }
-    preempt(v, out, &d);
-    for want in ["ra-window", "swap-cache-hit", "free-latency"] {
-        let b = metrics
-            .iter()
-            .find(|m| m["metric"] == want)
-            .and_then(|m| m["chosen"]["backend"].as_str())
-            .unwrap_or("-");
-        v.check(
-            b == "fentry" || b == "kprobe",
-            format!("doctor: {want} by an exact probe (got {b})"),
-        );
-    }
-}
-
-/// The preemption model the doctor read (debugfs is mounted in the
-/// guest), the default of the kernel package's config where it has one:
-/// under full or lazy preemption the recorder's programs can be preempted,
-/// and runs of them skipped.
-fn preempt(v: &mut Verdict, out: &Path, d: &serde_json::Value) {
-    let mode = d["preempt"]["mode"].as_str().unwrap_or("-");
-    let source = d["preempt"]["source"].as_str().unwrap_or("-");
-    v.note(format!("    preemption {mode} ({source})"));
-    v.check(
-        source == swaptrace::probe::PREEMPT_DEBUGFS,
-        format!("doctor: preemption model read from debugfs (got {mode} from {source})"),
-    );
-    let release = out
-        .parent()
-        .and_then(|k| k.file_name())
-        .map(|r| r.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let config = out
-        .parent()
-        .and_then(|k| k.parent())
-        .map(|g| g.join(format!("k-{release}/boot/config-{release}")));
-    let Some(text) = config.and_then(|c| std::fs::read_to_string(c).ok()) else {
-        v.note("    (no config in the kernel package to compare with)");
-        return;
-    };
-    let want = swaptrace::probe::config_preempt_mode(&text).unwrap_or_else(|| "-".into());
-    v.check(
-        mode == want,
-        format!("doctor: preemption {mode}, the config's default {want}"),
-    );
 }
 
 /// The readahead window histogram during swapoff (the 5.8 swapoff
@@ -421,172 +344,6 @@ fn backend_attach(t: &Loaded, metric: &str) -> String {
         .unwrap_or_else(|| "-".into())
 }
 
-/// zswap stores, loads and writebacks against the zswap counters.
-fn zswap(v: &mut Verdict, out: &Path) {
-    v.note("zswap (second chance and disk-swapin tracking):");
-    let path = out.join("zswap/zswap.swt");
-    if !path.exists() {
-        return v.fail("zswap: no zswap/zswap.swt", "see zswap/steps.txt");
-    }
-    let Some(t) = load(v, &path) else {
-        return;
-    };
-    swap_out_check(v, &t, "zswap");
-    let (mut stored, mut rejected, mut found, mut missed, mut wb) = (0u64, 0u64, 0u64, 0u64, 0u64);
-    for r in &t.records {
-        match r {
-            Record::ZswapOp {
-                load: false, ok, ..
-            } => {
-                stored += *ok as u64;
-                rejected += !*ok as u64;
-            }
-            Record::ZswapOp { load: true, ok, .. } => {
-                found += *ok as u64;
-                missed += !*ok as u64;
-            }
-            Record::ZswapWriteback { nr, .. } => wb += *nr as u64,
-            _ => {}
-        }
-    }
-    v.note(format!(
-        "    zswap_store: {stored} stored, {rejected} rejected; zswap_load: {found} found, {missed} read from disk; {wb} written back"
-    ));
-    // Each fault's reads by kind (zswap_load() results inside do_swap_page()).
-    let (mut f_zswap, mut f_disk) = (0u64, 0u64);
-    for r in &t.records {
-        if let Record::SwapFault {
-            pages_read,
-            zswap_loads,
-            ..
-        } = r
-        {
-            f_zswap += *zswap_loads as u64;
-            f_disk += *pages_read as u64;
-        }
-    }
-    let ver = kernel_version(&t.header.kernel_release);
-    for (what, got, counter) in [
-        ("stores accepted", stored, "zswpout"),
-        ("loads found", found, "zswpin"),
-        ("loads from disk", missed, "pswpin"),
-        ("writebacks", wb, "zswpwb"),
-        ("fault zswap loads", f_zswap, "zswpin"),
-        ("fault pages from disk", f_disk, "pswpin"),
-    ] {
-        // Before 6.6 frontswap asks zswap only for pages it holds, and
-        // there is no ZSWPWB counter to compare with.
-        if (what == "loads from disk" && ver < (6, 6))
-            || !t.header.vmstat_start.contains_key(counter)
-        {
-            v.note(format!(
-                "    ({what}: no {counter} to compare with on {}.{})",
-                ver.0, ver.1
-            ));
-            continue;
-        }
-        let want = delta(&t, counter);
-        v.check(
-            within(got as f64, want as f64, 2.0),
-            format!(
-                "zswap: {what} {got} vs {counter} {want} ({:.2}% off)",
-                pct_err(got as f64, want as f64)
-            ),
-        );
-    }
-    // The dynamic shrinker is 6.8+; before, only a full pool writes back.
-    if ver >= (6, 8) {
-        v.check(
-            wb > 0,
-            format!("zswap: the shrinker wrote back ({wb} pages)"),
-        );
-    }
-    match replay_zswap_text(&t) {
-        Ok(text) => figures(v, &text),
-        Err(e) => v.fail("zswap replay", e),
-    }
-    for name in ZSWAP_TRACES {
-        zswap_own(v, out, name);
-    }
-}
-
-/// The zswap scenario's runs: its first (also checked against the
-/// counters above), then other shapes where the shrinker exists.
-const ZSWAP_TRACES: [&str; 4] = [
-    "zswap/zswap.swt",
-    "zswap/zswap-random.swt",
-    "zswap/zswap-strided.swt",
-    "zswap/zswap-zstd.swt",
-];
-
-/// Issue 16's target: the recording kernel's own zswap policy replayed on
-/// its run within 10% of the kernel on stores, zswap loads, disk swap-ins
-/// and writebacks. Nothing is fitted to any run.
-fn zswap_own(v: &mut Verdict, out: &Path, name: &str) {
-    let path = out.join(name);
-    if !path.exists() {
-        if name != ZSWAP_TRACES[0] {
-            v.note(format!(
-                "    ({name}: not recorded, no zswap shrinker here)"
-            ));
-        }
-        return;
-    }
-    let Some(t) = load(v, &path) else {
-        return;
-    };
-    let own = match replay_zswap_own(&t) {
-        Ok(Some(own)) => own,
-        Ok(None) => return v.note(format!("    ({name}: zswap was off in the recording)")),
-        Err(e) => return v.fail(format!("{name}: zswap replay"), e),
-    };
-    let live_disk = own
-        .rows
-        .iter()
-        .find(|r| r.0 == "disk swap-ins")
-        .map_or(0, |r| r.1);
-    let seed: Vec<String> = own
-        .disk_swapins
-        .iter()
-        .map(|(p, n)| format!("{p} {n}"))
-        .collect();
-    v.note(format!(
-        "    {name}: disk swap-ins (pages), live {live_disk}; replayed: {}",
-        seed.join(", ")
-    ));
-    let (wb_live, wb_model) = own
-        .rows
-        .iter()
-        .find(|r| r.0 == "writebacks")
-        .map_or((0, 0), |r| (r.1, r.2));
-    // Before 6.8 only a full pool writes back, a few pages if any.
-    if own.policy != swaptrace::replay::zswap::ZswapPolicy::NoShrinker.name() {
-        v.check(
-            wb_live > 0 || wb_model == 0,
-            format!("{name}: the shrinker wrote back ({wb_live} pages)"),
-        );
-    }
-    // A count of a few dozen pages carries no percentage: the bound is
-    // 10% or 0.1% of the run's swap-ins, whichever is larger.
-    let swapins: u64 = own
-        .rows
-        .iter()
-        .filter(|r| r.0 == "zswap loads" || r.0 == "disk swap-ins")
-        .map(|r| r.1)
-        .sum();
-    for (what, live, model) in own.rows {
-        let bound = (live as f64 * 0.1).max(swapins as f64 * 0.001);
-        v.check(
-            (model as f64 - live as f64).abs() <= bound,
-            format!(
-                "{name}: {} replayed, {what} {model} vs live {live} ({:+.2}%; bound {bound:.0} pages: 10%, at least 0.1% of {swapins} swap-ins)",
-                own.policy,
-                signed_pct(model as f64, live as f64)
-            ),
-        );
-    }
-}
-
 fn signed_pct(a: f64, b: f64) -> f64 {
     if b == 0.0 {
         0.0
@@ -720,7 +477,7 @@ fn vmstat_comparison(v: &mut Verdict, out: &Path) {
         "both/fentry.swt",
         "both/kprobe.swt",
     ];
-    for trace in others.into_iter().chain(ZSWAP_TRACES) {
+    for trace in others.into_iter().chain(zswap::ZSWAP_TRACES) {
         if trace.starts_with("zswap/zswap-") && !out.join(trace).exists() {
             continue;
         }
@@ -824,10 +581,10 @@ fn overhead_job(v: &mut Verdict, out: &Path, job: &str) {
 pub fn check_claims(v: &mut Verdict, out: &Path) {
     vmstat_comparison(v, out);
     overhead(v, out);
-    doctor(v, out);
+    doctor::doctor(v, out);
     swapoff(v, out);
     free(v, out);
-    zswap(v, out);
+    zswap::zswap(v, out);
     fentry_vs_kprobe(v, out);
     same_run(v, out);
 }
