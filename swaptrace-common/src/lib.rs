@@ -201,6 +201,10 @@ macro_rules! kernel_constants {
             /// `--cgroup` filter (a kernfs inode); 0 = none.
             K_FILTER_CGROUP = 0,
             K_PAGE_SHIFT = 12,
+            /// 1: programs of [`twin::HOOKS`] may be attached twice (those
+            /// whose twin is, in the `TWIN_ON` map) and record a call once
+            /// ([`twin`]).
+            K_TWINS = 0,
             /// `last_readahead_pages.N`, the static where `swapin_nr_pages()`
             /// leaves its result.
             K_LAST_RA_ADDR = u64::MAX,
@@ -393,3 +397,125 @@ const _: () = assert!(RAW_EVENT_SIZE == 72);
 unsafe impl aya::Pod for RawEvent {}
 #[cfg(feature = "user")]
 unsafe impl aya::Pod for FreeBatchEvent {}
+
+/// Programs attached twice where the kernel may preempt them. fentry/fexit
+/// programs (and raw tracepoint programs on 7.x) run with migration disabled
+/// only: a task preempted inside one leaves it active on its CPU, and the
+/// kernel's recursion guard (`__bpf_prog_enter_recur()`) skips the program for
+/// any other task there. Its twin (`<name>_2`, the same code) is a program of
+/// its own with its own guard. Of the two runs of one call, the first records
+/// and leaves a token (the task, the hook, the call's first argument); the
+/// second finds the token, takes it, and records nothing. A call is lost only
+/// when both were skipped.
+pub mod twin {
+    /// The programs with a twin; a hook's index is its place here.
+    pub const HOOKS: &[&str] = &[
+        "ra_fentry",
+        "ra_fexit",
+        "cache_fentry",
+        "cache_fexit",
+        "cache_ra_fentry",
+        "free_fentry",
+        "free_fexit",
+        "free_range_fentry",
+        "free_cluster_fentry",
+        "free_range_fexit",
+        "free_cluster_fexit",
+        "zswap_store_fentry",
+        "zswap_store_fexit",
+        "zswap_load_fexit",
+        "zswap_wb_fexit",
+        "zswap_wb_cb_fexit",
+        "fault_fentry",
+        "fault_fexit",
+        "read_fentry",
+        "swapoff_fentry",
+        "swapoff_fexit",
+        "swapon_fentry",
+        "swapon_fexit",
+        "page_fault_user",
+        "page_fault_kernel",
+        "count_memcg_events",
+        "rss_stat",
+        "mm_vmscan_write_folio",
+        "direct_reclaim_begin",
+        "direct_reclaim_end",
+        "memcg_reclaim_begin",
+        "memcg_reclaim_end",
+        "collapse_huge_page_swapin",
+        "mm_lru_insertion",
+        "mm_page_free",
+        "vm_unmapped_area",
+        "process_fork",
+    ];
+
+    /// Per hook, two counters in `TWIN_COUNTS`: calls recorded (at
+    /// `2 * index`) and runs that found the other's token (`2 * index + 1`).
+    pub const COUNTERS: u32 = 2 * HOOKS.len() as u32;
+
+    /// The twin program's name suffix.
+    pub const SUFFIX: &str = "_2";
+
+    /// String equality in a const context.
+    pub const fn same(a: &str, b: &str) -> bool {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        if a.len() != b.len() {
+            return false;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if a[i] != b[i] {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    /// The index of hook `name` (evaluated at compile time by the eBPF side:
+    /// a name missing here fails the build).
+    pub const fn index(name: &str) -> u32 {
+        let mut i = 0;
+        while i < HOOKS.len() {
+            if same(HOOKS[i], name) {
+                return i as u32;
+            }
+            i += 1;
+        }
+        panic!("not a twin hook")
+    }
+
+    /// Events lost by a hook, from its two programs' skipped runs (`misses`)
+    /// and its counters: a call with one run skipped is recorded once and
+    /// finds no token (recorded - taken), so the rest of the misses are
+    /// calls where both were skipped, two misses each.
+    pub const fn lost(misses: u64, recorded: u64, taken: u64) -> u64 {
+        misses.saturating_sub(recorded.saturating_sub(taken)) / 2
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::twin;
+
+    #[test]
+    fn every_twin_hook_has_its_own_index() {
+        for (i, h) in twin::HOOKS.iter().enumerate() {
+            assert_eq!(twin::index(h) as usize, i, "{h}");
+        }
+        assert!(twin::same("fault_fentry", "fault_fentry"));
+        assert!(!twin::same("fault_fentry", "fault_fexit"));
+        assert!(!twin::same("fault", "fault_fentry"));
+    }
+
+    #[test]
+    fn lost_calls_are_those_both_twins_skipped() {
+        // 1000 calls, none skipped: each recorded once and its token taken once.
+        assert_eq!(twin::lost(0, 1000, 1000), 0);
+        // 30 calls with one run skipped (recorded, token left), 5 with both.
+        // recorded = 1000 - 5, taken = 1000 - 30 - 5, misses = 30 + 2 * 5.
+        assert_eq!(twin::lost(40, 995, 965), 5);
+        // Counters lost to a preempted increment never make it negative.
+        assert_eq!(twin::lost(3, 10, 0), 0);
+    }
+}

@@ -2,6 +2,7 @@
 //! exist (written to the device, swapped in, read ahead) and when each is
 //! freed (`kmem:mm_page_free`): an `OUT_FREED` event with its entry.
 
+use crate::twin::twin;
 use aya_ebpf::{
     helpers::bpf_ktime_get_ns,
     macros::{map, raw_tracepoint},
@@ -63,10 +64,11 @@ struct Written {
     ts: u64,
 }
 
+twin! {
 /// Args: (folio). A folio added to an LRU list: one in the swap cache (a
 /// swap-in or a readahead page) is watched until freed, as a written one.
 #[raw_tracepoint(tracepoint = "mm_lru_insertion")]
-pub fn mm_lru_insertion(ctx: RawTracePointContext) -> i32 {
+pub fn mm_lru_insertion / mm_lru_insertion_2 (ctx: RawTracePointContext) -> i32 {
     // Not the process's bit: whichever task fills a CPU's LRU batch adds
     // the folios of all (lru_add_drain()), a swap-in's among them.
     let (cache, backed) = (g(&K_PG_SWAPCACHE), g(&K_PG_SWAPBACKED));
@@ -83,11 +85,13 @@ pub fn mm_lru_insertion(ctx: RawTracePointContext) -> i32 {
     watch_read(folio);
     0
 }
+}
 
+twin! {
 /// Args: (page, order). Every page freed; only the watched swap-cache
 /// folios (a bit, then a lookup) send an event.
 #[raw_tracepoint(tracepoint = "mm_page_free")]
-pub fn mm_page_free(ctx: RawTracePointContext) -> i32 {
+pub fn mm_page_free / mm_page_free_2 (ctx: RawTracePointContext) -> i32 {
     let page = ctx.arg::<u64>(0);
     let (word, bit) = watch_bit(page);
     let Some(bits) = WATCH.get_ptr_mut(word) else {
@@ -115,4 +119,5 @@ pub fn mm_page_free(ctx: RawTracePointContext) -> i32 {
     ev.entry = w.entry;
     emit(ev);
     0
+}
 }

@@ -13,6 +13,7 @@ use crate::swap::{
     count_lost, emit, event, g, known, read_u64, selected, tid, BPF_RB_AVAIL_DATA,
     BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP, EVENTS, WAKEUP_BYTES,
 };
+use crate::twin::twin;
 use aya_ebpf::{
     helpers::generated::bpf_probe_read_kernel as probe_read_raw,
     helpers::{bpf_get_current_pid_tgid, bpf_ktime_get_ns, bpf_probe_read_kernel},
@@ -111,16 +112,20 @@ pub fn ra_kretprobe(_ctx: RetProbeContext) -> u32 {
     0
 }
 
+twin! {
 #[fentry(function = "swap_cluster_readahead")]
-pub fn ra_fentry(ctx: FEntryContext) -> u32 {
+pub fn ra_fentry / ra_fentry_2 (ctx: FEntryContext) -> u32 {
     ra_enter(ctx.arg::<u64>(0));
     0
 }
+}
 
+twin! {
 #[fexit(function = "swap_cluster_readahead")]
-pub fn ra_fexit(_ctx: FExitContext) -> u32 {
+pub fn ra_fexit / ra_fexit_2 (_ctx: FExitContext) -> u32 {
     ra_exit(exact::FENTRY);
     0
+}
 }
 
 // ---- swap-cache lookup: swap_cache_get_folio(entry, vma, addr) ----
@@ -161,16 +166,20 @@ pub fn cache_kretprobe(ctx: RetProbeContext) -> u32 {
     0
 }
 
+twin! {
 #[fentry(function = "swap_cache_get_folio")]
-pub fn cache_fentry(ctx: FEntryContext) -> u32 {
+pub fn cache_fentry / cache_fentry_2 (ctx: FEntryContext) -> u32 {
     cache_enter(ctx.arg::<u64>(0));
     0
 }
+}
 
+twin! {
 #[fexit(function = "swap_cache_get_folio")]
-pub fn cache_fexit(ctx: FExitContext) -> u32 {
+pub fn cache_fexit / cache_fexit_2 (ctx: FExitContext) -> u32 {
     cache_exit(ctx.ret::<u64>().unwrap_or(0), exact::FENTRY);
     0
+}
 }
 
 // ---- swap-cache hit (6.18+): swap_update_readahead(folio, vma, addr) ----
@@ -203,10 +212,12 @@ pub fn cache_ra_kprobe(ctx: ProbeContext) -> u32 {
     0
 }
 
+twin! {
 #[fentry(function = "swap_update_readahead")]
-pub fn cache_ra_fentry(ctx: FEntryContext) -> u32 {
+pub fn cache_ra_fentry / cache_ra_fentry_2 (ctx: FEntryContext) -> u32 {
     cache_hit(ctx.arg::<u64>(0), exact::FENTRY);
     0
+}
 }
 
 // ---- free batches: swapcache_free_entries(entries, n) ----
@@ -335,8 +346,9 @@ pub fn free_kretprobe(_ctx: RetProbeContext) -> u32 {
     0
 }
 
+twin! {
 #[fentry(function = "swapcache_free_entries")]
-pub fn free_fentry(ctx: FEntryContext) -> u32 {
+pub fn free_fentry / free_fentry_2 (ctx: FEntryContext) -> u32 {
     if selected() {
         let entries = ctx.arg::<u64>(0);
         let n = ctx.arg::<u64>(1) & 0xffff_ffff;
@@ -344,13 +356,16 @@ pub fn free_fentry(ctx: FEntryContext) -> u32 {
     }
     0
 }
+}
 
+twin! {
 #[fexit(function = "swapcache_free_entries")]
-pub fn free_fexit(_ctx: FExitContext) -> u32 {
+pub fn free_fexit / free_fexit_2 (_ctx: FExitContext) -> u32 {
     if let Some(s) = unstash(FREE) {
         free_exit(s, exact::FENTRY, false);
     }
     0
+}
 }
 
 // ---- free ranges (6.15+): the last references of one cluster's entries ----
@@ -389,10 +404,12 @@ fn cluster_entry(si: u64, ci: u64, ci_start: u64) -> u64 {
     ((ty & 0x1f) << 58) | (idx * g(&K_SWAPFILE_CLUSTER) + (ci_start & 0xffff_ffff))
 }
 
+twin! {
 #[fentry(function = "swap_entries_free")]
-pub fn free_range_fentry(ctx: FEntryContext) -> u32 {
+pub fn free_range_fentry / free_range_fentry_2 (ctx: FEntryContext) -> u32 {
     free_range_enter(ctx.arg::<u64>(2), ctx.arg::<u64>(3));
     0
+}
 }
 
 #[kprobe]
@@ -413,11 +430,13 @@ fn scalar_arg(ctx: &FEntryContext, i: usize) -> u64 {
     unsafe { bpf_probe_read_kernel(p) }.unwrap_or(0)
 }
 
+twin! {
 #[fentry(function = "__swap_cluster_free_entries")]
-pub fn free_cluster_fentry(ctx: FEntryContext) -> u32 {
+pub fn free_cluster_fentry / free_cluster_fentry_2 (ctx: FEntryContext) -> u32 {
     let e = cluster_entry(scalar_arg(&ctx, 0), scalar_arg(&ctx, 1), ctx.arg::<u64>(2));
     free_range_enter(e, ctx.arg::<u64>(3));
     0
+}
 }
 
 #[kprobe]
@@ -427,16 +446,20 @@ pub fn free_cluster_kprobe(ctx: ProbeContext) -> u32 {
     0
 }
 
+twin! {
 #[fexit(function = "swap_entries_free")]
-pub fn free_range_fexit(_ctx: FExitContext) -> u32 {
+pub fn free_range_fexit / free_range_fexit_2 (_ctx: FExitContext) -> u32 {
     free_range_exit(exact::FENTRY);
     0
 }
+}
 
+twin! {
 #[fexit(function = "__swap_cluster_free_entries")]
-pub fn free_cluster_fexit(_ctx: FExitContext) -> u32 {
+pub fn free_cluster_fexit / free_cluster_fexit_2 (_ctx: FExitContext) -> u32 {
     free_range_exit(exact::FENTRY);
     0
+}
 }
 
 #[kretprobe]
@@ -489,22 +512,28 @@ pub fn zswap_store_kprobe(_ctx: ProbeContext) -> u32 {
     0
 }
 
+twin! {
 #[fentry(function = "zswap_store")]
-pub fn zswap_store_fentry(_ctx: FEntryContext) -> u32 {
+pub fn zswap_store_fentry / zswap_store_fentry_2 (_ctx: FEntryContext) -> u32 {
     crate::swap::note_store_entered();
     0
 }
+}
 
+twin! {
 #[fexit(function = "zswap_store")]
-pub fn zswap_store_fexit(ctx: FExitContext) -> u32 {
+pub fn zswap_store_fexit / zswap_store_fexit_2 (ctx: FExitContext) -> u32 {
     zswap(ctx.ret::<u64>().unwrap_or(0), false, exact::FENTRY);
     0
 }
+}
 
+twin! {
 #[fexit(function = "zswap_load")]
-pub fn zswap_load_fexit(ctx: FExitContext) -> u32 {
+pub fn zswap_load_fexit / zswap_load_fexit_2 (ctx: FExitContext) -> u32 {
     zswap(ctx.ret::<u64>().unwrap_or(0), true, exact::FENTRY);
     0
+}
 }
 
 /// `zswap_writeback_entry()` returned 0: one page written back.
@@ -526,10 +555,12 @@ fn zswap_written_back(flags: u8) {
     emit(ev);
 }
 
+twin! {
 #[fexit(function = "zswap_writeback_entry")]
-pub fn zswap_wb_fexit(ctx: FExitContext) -> u32 {
+pub fn zswap_wb_fexit / zswap_wb_fexit_2 (ctx: FExitContext) -> u32 {
     zswap_writeback(ctx.ret::<u64>().unwrap_or(1), exact::FENTRY);
     0
+}
 }
 
 #[kretprobe]
@@ -549,10 +580,12 @@ fn zswap_writeback_cb(ret: u64, flags: u8) {
     }
 }
 
+twin! {
 #[fexit(function = "shrink_memcg_cb")]
-pub fn zswap_wb_cb_fexit(ctx: FExitContext) -> u32 {
+pub fn zswap_wb_cb_fexit / zswap_wb_cb_fexit_2 (ctx: FExitContext) -> u32 {
     zswap_writeback_cb(ctx.ret::<u64>().unwrap_or(u64::MAX), exact::FENTRY);
     0
+}
 }
 
 #[kretprobe]
@@ -756,22 +789,28 @@ pub fn read_kprobe(_ctx: ProbeContext) -> u32 {
     0
 }
 
+twin! {
 #[fentry(function = "do_swap_page")]
-pub fn fault_fentry(ctx: FEntryContext) -> u32 {
+pub fn fault_fentry / fault_fentry_2 (ctx: FEntryContext) -> u32 {
     fault_enter(ctx.arg::<u64>(0));
     0
 }
+}
 
+twin! {
 #[fexit(function = "do_swap_page")]
-pub fn fault_fexit(ctx: FExitContext) -> u32 {
+pub fn fault_fexit / fault_fexit_2 (ctx: FExitContext) -> u32 {
     fault_exit(ctx.ret::<u64>().unwrap_or(0) & 0xffff_ffff, exact::FENTRY);
     0
 }
+}
 
+twin! {
 #[fentry(function = "swap_read_folio")]
-pub fn read_fentry(_ctx: FEntryContext) -> u32 {
+pub fn read_fentry / read_fentry_2 (_ctx: FEntryContext) -> u32 {
     fault_read();
     0
+}
 }
 
 // ---- swapon(2)/swapoff(2): the system call functions themselves ----
@@ -787,28 +826,36 @@ fn syscall_event(k: u8, ret: Option<i64>) {
     emit(ev);
 }
 
+twin! {
 #[fentry(function = "__x64_sys_swapoff")]
-pub fn swapoff_fentry(_ctx: FEntryContext) -> u32 {
+pub fn swapoff_fentry / swapoff_fentry_2 (_ctx: FEntryContext) -> u32 {
     syscall_event(kind::SWAPOFF_ENTER, None);
     0
 }
+}
 
+twin! {
 #[fexit(function = "__x64_sys_swapoff")]
-pub fn swapoff_fexit(ctx: FExitContext) -> u32 {
+pub fn swapoff_fexit / swapoff_fexit_2 (ctx: FExitContext) -> u32 {
     syscall_event(kind::SWAPOFF_EXIT, Some(ctx.ret::<i64>().unwrap_or(0)));
     0
 }
+}
 
+twin! {
 #[fentry(function = "__x64_sys_swapon")]
-pub fn swapon_fentry(_ctx: FEntryContext) -> u32 {
+pub fn swapon_fentry / swapon_fentry_2 (_ctx: FEntryContext) -> u32 {
     syscall_event(kind::SWAPON_ENTER, None);
     0
 }
+}
 
+twin! {
 #[fexit(function = "__x64_sys_swapon")]
-pub fn swapon_fexit(ctx: FExitContext) -> u32 {
+pub fn swapon_fexit / swapon_fexit_2 (ctx: FExitContext) -> u32 {
     syscall_event(kind::SWAPON_EXIT, Some(ctx.ret::<i64>().unwrap_or(0)));
     0
+}
 }
 
 #[kprobe]

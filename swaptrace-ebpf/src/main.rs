@@ -18,6 +18,7 @@ mod konst;
 mod owner;
 mod swap;
 mod trial;
+mod twin;
 mod unmap;
 
 #[cfg(not(test))]

@@ -1,6 +1,7 @@
 //! Who owns a swapped-out folio: the VMA that maps it, found through its
 //! anon_vma; and forks, which share a parent's pages with a child.
 
+use crate::twin::twin;
 use aya_ebpf::helpers::bpf_ktime_get_ns;
 use aya_ebpf::macros::raw_tracepoint;
 use aya_ebpf::programs::RawTracePointContext;
@@ -48,10 +49,11 @@ pub(crate) fn vma_of(node: u64, index: u64) -> Option<(Head, u64)> {
     root
 }
 
+twin! {
 /// Args: (parent, child). A fork that copied the address space: the
 /// recorder joins the child's swap-ins to the parent's swap-outs.
 #[raw_tracepoint(tracepoint = "sched_process_fork")]
-pub fn process_fork(ctx: RawTracePointContext) -> i32 {
+pub fn process_fork / process_fork_2 (ctx: RawTracePointContext) -> i32 {
     if !selected() {
         return 0;
     }
@@ -73,4 +75,5 @@ pub fn process_fork(ctx: RawTracePointContext) -> i32 {
     ev.entry = parent;
     emit(ev);
     0
+}
 }

@@ -10,6 +10,7 @@
 //! zap or MADV_PAGEOUT in a syscall is never followed by PGFAULT, so it is
 //! never taken for a fault.
 
+use crate::twin::twin;
 use aya_ebpf::{
     helpers::{
         bpf_get_current_comm, bpf_get_current_pid_tgid, bpf_get_current_task, bpf_ktime_get_ns,
@@ -412,26 +413,31 @@ fn on_fault(addr: u64, error_code: u64) {
     s.fault_active = FAULT_TRACED;
 }
 
+twin! {
 /// Args: (address, regs, error_code).
 #[raw_tracepoint(tracepoint = "page_fault_user")]
-pub fn page_fault_user(ctx: RawTracePointContext) -> i32 {
+pub fn page_fault_user / page_fault_user_2 (ctx: RawTracePointContext) -> i32 {
     on_fault(ctx.arg::<u64>(0), ctx.arg::<u64>(2));
     0
 }
+}
 
+twin! {
 /// Kernel-mode faults on user addresses (copy_from_user and friends).
 #[raw_tracepoint(tracepoint = "page_fault_kernel")]
-pub fn page_fault_kernel(ctx: RawTracePointContext) -> i32 {
+pub fn page_fault_kernel / page_fault_kernel_2 (ctx: RawTracePointContext) -> i32 {
     let addr = ctx.arg::<u64>(0);
     if addr < USER_TOP {
         on_fault(addr, ctx.arg::<u64>(2));
     }
     0
 }
+}
 
+twin! {
 /// Args: (memcg, item, val).
 #[raw_tracepoint(tracepoint = "count_memcg_events")]
-pub fn count_memcg_events(ctx: RawTracePointContext) -> i32 {
+pub fn count_memcg_events / count_memcg_events_2 (ctx: RawTracePointContext) -> i32 {
     let item = ctx.arg::<u64>(1) & 0xffff_ffff;
     // PGFAULT, once per fault, first: the common case returns soonest.
     if item == g(&K_EV_PGFAULT) {
@@ -523,11 +529,13 @@ pub fn count_memcg_events(ctx: RawTracePointContext) -> i32 {
     }
     0
 }
+}
 
+twin! {
 /// Args: (mm, member). MM_SWAPENTS of the faulting task's mm changes once
 /// `do_swap_page()` has mapped the page.
 #[raw_tracepoint(tracepoint = "rss_stat")]
-pub fn rss_stat(ctx: RawTracePointContext) -> i32 {
+pub fn rss_stat / rss_stat_2 (ctx: RawTracePointContext) -> i32 {
     if ctx.arg::<u64>(1) & 0xffff_ffff != g(&K_MM_SWAPENTS) {
         return 0;
     }
@@ -564,6 +572,7 @@ pub fn rss_stat(ctx: RawTracePointContext) -> i32 {
         zap(mm);
     }
     0
+}
 }
 
 const PF_EXITING: u64 = 0x4;
@@ -642,11 +651,13 @@ fn fault_done() {
     emit(ev);
 }
 
+twin! {
 /// Args: (folio). Every folio written out by reclaim, I/O or not.
 #[raw_tracepoint(tracepoint = "mm_vmscan_write_folio")]
-pub fn mm_vmscan_write_folio(ctx: RawTracePointContext) -> i32 {
+pub fn mm_vmscan_write_folio / mm_vmscan_write_folio_2 (ctx: RawTracePointContext) -> i32 {
     swap_out(ctx.arg::<u64>(0));
     0
+}
 }
 
 /// A folio written to swap: its entry, size, and owner (mm, address)
@@ -811,37 +822,46 @@ fn reclaim(begin: bool, memcg: bool, nr_reclaimed: u64) {
     emit(ev);
 }
 
+twin! {
 /// Args: (order, gfp_flags).
 #[raw_tracepoint(tracepoint = "mm_vmscan_direct_reclaim_begin")]
-pub fn direct_reclaim_begin(_ctx: RawTracePointContext) -> i32 {
+pub fn direct_reclaim_begin / direct_reclaim_begin_2 (_ctx: RawTracePointContext) -> i32 {
     reclaim(true, false, 0);
     0
 }
+}
 
+twin! {
 /// Args: (nr_reclaimed).
 #[raw_tracepoint(tracepoint = "mm_vmscan_direct_reclaim_end")]
-pub fn direct_reclaim_end(ctx: RawTracePointContext) -> i32 {
+pub fn direct_reclaim_end / direct_reclaim_end_2 (ctx: RawTracePointContext) -> i32 {
     reclaim(false, false, ctx.arg::<u64>(0));
     0
 }
+}
 
+twin! {
 /// Args: (order, gfp_flags).
 #[raw_tracepoint(tracepoint = "mm_vmscan_memcg_reclaim_begin")]
-pub fn memcg_reclaim_begin(_ctx: RawTracePointContext) -> i32 {
+pub fn memcg_reclaim_begin / memcg_reclaim_begin_2 (_ctx: RawTracePointContext) -> i32 {
     reclaim(true, true, 0);
     0
 }
+}
 
+twin! {
 /// Args: (nr_reclaimed).
 #[raw_tracepoint(tracepoint = "mm_vmscan_memcg_reclaim_end")]
-pub fn memcg_reclaim_end(ctx: RawTracePointContext) -> i32 {
+pub fn memcg_reclaim_end / memcg_reclaim_end_2 (ctx: RawTracePointContext) -> i32 {
     reclaim(false, true, ctx.arg::<u64>(0));
     0
 }
+}
 
+twin! {
 /// Args: (mm, swapped_in, referenced, ret).
 #[raw_tracepoint(tracepoint = "mm_collapse_huge_page_swapin")]
-pub fn collapse_huge_page_swapin(ctx: RawTracePointContext) -> i32 {
+pub fn collapse_huge_page_swapin / collapse_huge_page_swapin_2 (ctx: RawTracePointContext) -> i32 {
     let mm = ctx.arg::<u64>(0);
     if filtering() && WATCHED_MM.get_ptr(mm).is_none() {
         return 0;
@@ -853,6 +873,7 @@ pub fn collapse_huge_page_swapin(ctx: RawTracePointContext) -> i32 {
     ev.aux = ctx.arg::<u64>(3) as u32;
     emit(ev);
     0
+}
 }
 
 /// A 4- or 8-byte field of a classic tracepoint record at `off` (from the

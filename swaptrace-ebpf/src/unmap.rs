@@ -3,6 +3,7 @@
 //! (swap PTEs, resident pages, VMAs) was unmapped since. No munmap probe is
 //! needed, and no syscall tracepoint (those slow every system call).
 
+use crate::twin::twin;
 use aya_ebpf::{helpers::bpf_ktime_get_ns, macros::raw_tracepoint, programs::RawTracePointContext};
 use swaptrace_common::kind;
 
@@ -12,10 +13,11 @@ use crate::swap::{current_mm, emit, event, g, holds_swap, read_u64, selected};
 /// `IS_ERR_VALUE()`: the top 4095 values are errors.
 const MAX_ERRNO: u64 = 4095;
 
+twin! {
 /// Args: (addr, info). In the mapping task: `addr` the range's start (or
 /// an error), `info->length` its length.
 #[raw_tracepoint(tracepoint = "vm_unmapped_area")]
-pub fn vm_unmapped_area(ctx: RawTracePointContext) -> i32 {
+pub fn vm_unmapped_area / vm_unmapped_area_2 (ctx: RawTracePointContext) -> i32 {
     let addr = ctx.arg::<u64>(0);
     if addr >= MAX_ERRNO.wrapping_neg() || !selected() {
         return 0;
@@ -39,4 +41,5 @@ pub fn vm_unmapped_area(ctx: RawTracePointContext) -> i32 {
     ev.entry = len;
     emit(ev);
     0
+}
 }

@@ -9,7 +9,8 @@
 //! Prints per job the median job time of each, the overhead, then one more
 //! run under `record` with `kernel.bpf_stats_enabled=1` (restored): calls
 //! and ns per call of each program. Env: RUNS (default 5), JOBS (a comma
-//! list), SWAPTRACE_BIN (the `swaptrace` to measure; default this build's).
+//! list), SWAPTRACE_BIN (the `swaptrace` to measure; default this build's),
+//! RECORD_ARGS (more `record` options, e.g. `--twins always`).
 //! Needs root; prints why when it cannot run.
 
 use std::path::{Path, PathBuf};
@@ -259,11 +260,11 @@ impl Bench {
     fn recorded(&self, job: &Job, cg: &MemCgroup) -> Result<((f64, f64), Rec), String> {
         let trace = self.dir.join("bench.swt");
         let mut c = self.job_cmd(job, cg, &self.exe);
-        c.args(["record", "--json", "-o"])
-            .arg(&trace)
-            .arg("--")
-            .arg(&self.me)
-            .stderr(Stdio::null());
+        c.args(["record", "--json", "-o"]).arg(&trace);
+        if let Ok(more) = std::env::var("RECORD_ARGS") {
+            c.args(more.split_whitespace());
+        }
+        c.arg("--").arg(&self.me).stderr(Stdio::null());
         let out = c.output().map_err(|e| e.to_string())?;
         if !out.status.success() {
             return Err(format!("record failed: {}", out.status));

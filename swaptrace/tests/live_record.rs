@@ -208,30 +208,41 @@ fn sigint_stops_recording_and_finalizes_the_trace() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Records `spec` run in a 128 MiB memory cgroup over a 1 GiB swap file
+/// in `dir`; the guards (swap, cgroup) come back to be dropped after the checks.
+fn record_in_cgroup(
+    dir: &std::path::Path,
+    out: PathBuf,
+    spec: &WorkloadSpec,
+    twins: Option<swaptrace::probe::Twins>,
+) -> (swaptrace::record::Recorded, lab::SwapFile, lab::MemCgroup) {
+    let swap = lab::SwapFile::create(dir, 1 << 30, None).unwrap();
+    let cg = lab::MemCgroup::create("swaptrace-test-", 128 << 20).unwrap();
+    let r = record(&RecordOptions {
+        output: out,
+        command: swaptrace::record::workload_command(std::path::Path::new(EXE), spec),
+        cgroup: Some(cg.path().to_path_buf()),
+        twins,
+        ..RecordOptions::default()
+    })
+    .unwrap();
+    (r, swap, cg)
+}
+
 #[test]
 #[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn cgroup_filter_keeps_only_the_cgroups_tasks() {
     let _lock = live("cgroup_filter_keeps_only_the_cgroups_tasks");
     let dir = scratch();
-    let _swap = lab::SwapFile::create(&dir, 1 << 30, None).unwrap();
-    let cg = lab::MemCgroup::create("swaptrace-filter-", 128 << 20).unwrap();
     let out = dir.join("cg.swt");
-    let r = record(&RecordOptions {
-        output: out.clone(),
-        command: swaptrace::record::workload_command(
-            std::path::Path::new(EXE),
-            &WorkloadSpec {
-                size_bytes: 256 << 20,
-                pattern: Pattern::ShuffledBlocks { block_pages: 16 },
-                passes: 1,
-                seed: 5,
-                ..WorkloadSpec::default()
-            },
-        ),
-        cgroup: Some(cg.path().to_path_buf()),
-        ..RecordOptions::default()
-    })
-    .unwrap();
+    let spec = WorkloadSpec {
+        size_bytes: 256 << 20,
+        pattern: Pattern::ShuffledBlocks { block_pages: 16 },
+        passes: 1,
+        seed: 5,
+        ..WorkloadSpec::default()
+    };
+    let (r, _swap, cg) = record_in_cgroup(&dir, out.clone(), &spec, None);
     assert_eq!(r.exit_code, Some(0));
     let t = read_trace(&out).unwrap();
     // Every task seen is the workload: one process, alone in the cgroup,
@@ -251,6 +262,51 @@ fn cgroup_filter_keeps_only_the_cgroups_tasks() {
     assert!(r.summary.swap_outs > 20_000, "{:?}", r.summary);
     assert!(t.header.target.contains("cgroup"));
     assert_eq!(t.header.memory_limit_bytes, Some(128 << 20));
+    drop(cg);
+    drop(_swap);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `--twins always` on this kernel: every swap-path program is attached
+/// twice, and two processes swapping at once are recorded once per call,
+/// as vmstat counts them (a duplicate or a lost call would show here).
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn twins_record_each_call_once() {
+    let _lock = live("twins_record_each_call_once");
+    let dir = scratch();
+    let spec = WorkloadSpec {
+        size_bytes: 256 << 20,
+        pattern: Pattern::ShuffledBlocks { block_pages: 16 },
+        passes: 2,
+        procs: 2,
+        seed: 3,
+        zero_every: 8,
+        ..WorkloadSpec::default()
+    };
+    let twins = Some(swaptrace::probe::Twins::All);
+    let (r, _swap, cg) = record_in_cgroup(&dir, dir.join("twins.swt"), &spec, twins);
+    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+    let rows = vmstat_check(
+        &r.summary,
+        &r.vmstat_delta,
+        Seen::from_attach(r.attached.iter().map(String::as_str)),
+    );
+    eprintln!("{} programs twinned\n{}", r.twinned, check_text(&rows));
+    let twinned: Vec<&str> = r
+        .bpf_stats
+        .iter()
+        .filter(|p| p.twinned)
+        .map(|p| p.program.as_str())
+        .collect();
+    assert!(r.twinned >= 10, "{} twins: {twinned:?}", r.twinned);
+    assert!(twinned.contains(&"mm_vmscan_write_folio"), "{twinned:?}");
+    assert!(
+        r.bpf_stats.iter().all(|p| !p.program.ends_with("_2")),
+        "a twin's figures are its program's"
+    );
+    assert!(r.summary.pswpin() > 50_000, "{:?}", r.summary);
+    assert_rows_agree(&rows);
     drop(cg);
     drop(_swap);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -32,6 +32,12 @@ pub struct Args {
     /// host (to compare the backends on one that allows them).
     #[arg(long, conflicts_with = "no_fentry")]
     tracepoints: bool,
+    /// Attach each swap-path program twice, so that a run the kernel skips
+    /// (another task preempted inside it on that CPU) is recorded by its
+    /// twin: auto where the kernel may preempt programs (`doctor` says), never
+    /// (cheaper, loses events when tasks swap at once), or always.
+    #[arg(long, value_enum, default_value = "auto")]
+    twins: Twins,
     /// Print JSON instead of the tables.
     #[arg(long)]
     json: bool,
@@ -45,6 +51,13 @@ pub struct Args {
     /// Command to run and trace.
     #[arg(last = true)]
     command: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum Twins {
+    Auto,
+    Always,
+    Never,
 }
 
 /// Refuses a pid with no /proc entry before anything is attached (and
@@ -95,6 +108,11 @@ fn run_checked(a: Args) -> Result<()> {
         ring_bytes,
         no_fentry: a.no_fentry,
         tracepoints_only: a.tracepoints,
+        twins: match a.twins {
+            Twins::Auto => None,
+            Twins::Always => Some(swaptrace::probe::Twins::All),
+            Twins::Never => Some(swaptrace::probe::Twins::None),
+        },
         progress: !a.json,
         quiet: a.quiet,
         verbose: a.verbose,

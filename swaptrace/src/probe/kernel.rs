@@ -46,6 +46,39 @@ pub fn kernel_release() -> String {
         .unwrap_or_else(|_| "unknown".into())
 }
 
+/// Which programs `record` attaches twice (`swaptrace_common::twin`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Twins {
+    #[default]
+    None,
+    /// fentry and fexit programs.
+    Trampolines,
+    /// Raw tracepoint programs too.
+    All,
+}
+
+/// The first kernel (major, minor) taken to run raw tracepoint programs
+/// with migration, not preemption, disabled (`__bpf_trace_##call`): they
+/// were skipped on 7.3 (lazy), never on 6.12 (`preempt=full`) or 6.18
+/// (lazy), so from the release after 6.18.
+pub const RAW_TP_PREEMPTIBLE_FROM: (u32, u32) = (6, 19);
+
+fn twins_for(preempt: &Result<Preempt, String>, release: &str) -> Twins {
+    if !preempt.as_ref().map_or(true, Preempt::preempts_programs) {
+        return Twins::None;
+    }
+    match release_number(release) {
+        Some(v) if v < RAW_TP_PREEMPTIBLE_FROM => Twins::Trampolines,
+        _ => Twins::All,
+    }
+}
+
+/// (major, minor) of a release such as `6.12.118+deb12-amd64`.
+pub fn release_number(release: &str) -> Option<(u32, u32)> {
+    let mut it = release.split(|c: char| !c.is_ascii_digit());
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+}
+
 /// The kernel's preemption model and where it was read.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Preempt {
@@ -200,6 +233,15 @@ fn parse_kallsyms(text: &str) -> (HashSet<String>, Vec<(String, u64)>) {
 }
 
 impl KernelFacts {
+    /// Which of the recorder's programs need twins (`swaptrace_common::twin`):
+    /// none where this kernel does not preempt them; fentry/fexit where it
+    /// may (or its model is not known), and raw tracepoints too from the
+    /// kernel that runs them with migration disabled only
+    /// ([`RAW_TP_PREEMPTIBLE_FROM`]).
+    pub fn twins_wanted(&self) -> Twins {
+        twins_for(&self.preempt, &self.release)
+    }
+
     /// Reads BTF, kallsyms and the kprobe PMU. fentry is left `NotTried`:
     /// trying needs a load (see `Probe::trial_fentry`).
     pub fn gather() -> KernelFacts {
@@ -354,6 +396,28 @@ mod tests {
         cmdline_mode, config_preempt_mode as config_mode, debugfs_mode, is_symbol, parse_kallsyms,
         DATA_AS_TEXT,
     };
+
+    #[test]
+    fn twins_where_the_kernel_may_preempt_programs() {
+        use super::{release_number, twins_for, Preempt, Twins};
+        let p = |mode: &str| {
+            Ok(Preempt {
+                mode: mode.into(),
+                source: "debugfs".into(),
+            })
+        };
+        assert_eq!(release_number("6.12.118+deb12-amd64"), Some((6, 12)));
+        assert_eq!(release_number("7.3.4+deb13-amd64"), Some((7, 3)));
+        assert_eq!(release_number("6"), None);
+        assert_eq!(twins_for(&p("voluntary"), "6.12.1"), Twins::None);
+        assert_eq!(twins_for(&p("none"), "7.3.4"), Twins::None);
+        assert_eq!(twins_for(&p("full"), "6.12.1"), Twins::Trampolines);
+        assert_eq!(twins_for(&p("lazy"), "7.3.4"), Twins::All);
+        // Not known: guard against it, raw tracepoints too where the release
+        // is not known either.
+        assert_eq!(twins_for(&Err("?".into()), "6.1.0"), Twins::Trampolines);
+        assert_eq!(twins_for(&Err("?".into()), "unknown"), Twins::All);
+    }
 
     #[test]
     fn preemption_models_as_the_kernel_prints_and_builds_them() {

@@ -1,14 +1,14 @@
 //! Loading and attaching the eBPF programs, with offsets from BTF.
 
 use super::btf::{Btf, BtfError};
-use super::kernel::{KernelFacts, Trial};
+use super::kernel::{KernelFacts, Trial, Twins};
 use super::table::{Prog, ProgKind};
 use super::MetricPlan;
 use aya::maps::{Array, MapData, PerCpuArray, RingBuf};
 use aya::programs::{FEntry, FExit, KProbe, ProgramError, RawTracePoint, TracePoint};
 use aya::{Ebpf, EbpfError, EbpfLoader};
 use std::collections::HashMap;
-use swaptrace_common::kind;
+use swaptrace_common::{kind, twin};
 
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/swaptrace"));
 
@@ -22,12 +22,14 @@ pub enum LiveError {
     Load(#[from] EbpfError),
     #[error("program {name}: {source}")]
     Program {
-        name: &'static str,
+        name: String,
         #[source]
         source: ProgramError,
     },
     #[error("map {name}: {why}")]
     Map { name: &'static str, why: String },
+    #[error("program {0} missing from the eBPF object")]
+    MissingProgram(String),
     #[error("no probe attached: {0}")]
     NothingAttached(String),
 }
@@ -44,6 +46,9 @@ pub struct ProbeConfig {
     /// reads, unexpected layouts, dropped events): 0 is off and costs
     /// nothing (the verifier drops the code), 2 (`Level::Warn`) shows them.
     pub log_level: u8,
+    /// Which programs of `swaptrace_common::twin::HOOKS` to attach twice
+    /// (where the kernel may preempt them: [`KernelFacts::twins_wanted`]).
+    pub twins: Twins,
 }
 
 /// Counters of the running probe.
@@ -65,6 +70,9 @@ pub struct Probe {
     pub skipped: Vec<(String, String)>,
     /// Globals that the kernel's BTF could not resolve.
     pub unresolved: Vec<(String, String)>,
+    /// Which programs get twins ([`ProbeConfig::twins`]), and how many did.
+    twins: Twins,
+    pub twinned: usize,
     /// aya's parse of the kernel BTF, for fentry/fexit loads (parsed once).
     aya_btf: Option<Result<aya::Btf, String>>,
     /// The eBPF side's log, when `log_level` is not 0.
@@ -373,6 +381,7 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
     put(K_FILTER_TGID, Ok(cfg.filter_pid.unwrap_or(0) as u64));
     put(K_FILTER_CGROUP, Ok(cfg.filter_cgroup.unwrap_or(0)));
     put(K_PAGE_SHIFT, Ok(super::page_size().trailing_zeros() as u64));
+    put(K_TWINS, Ok(u64::from(cfg.twins != Twins::None)));
     (out, bad)
 }
 
@@ -411,6 +420,8 @@ impl Probe {
             attached: Vec::new(),
             skipped: Vec::new(),
             unresolved,
+            twins: cfg.twins,
+            twinned: 0,
             aya_btf: None,
             log,
         })
@@ -470,12 +481,14 @@ impl Probe {
                     Some(r) => r.clone(),
                     None => {
                         let r = self
-                            .attach_prog(prog, aya_btf.as_ref())
+                            .attach_prog(prog.name, prog, aya_btf.as_ref())
                             .map_err(|e| format!("{}: {e}", prog.name));
                         match &r {
-                            Ok(()) => self
-                                .attached
-                                .push(format!("{:?} {}", prog.kind, prog.target)),
+                            Ok(()) => {
+                                self.attached
+                                    .push(format!("{:?} {}", prog.kind, prog.target));
+                                self.attach_twin(prog, aya_btf.as_ref());
+                            }
                             Err(e) => self.skipped.push((prog.target.to_string(), e.clone())),
                         }
                         done.insert(prog.name, r.clone());
@@ -496,9 +509,54 @@ impl Probe {
         Ok(())
     }
 
-    fn attach_prog(&mut self, prog: &Prog, btf: Option<&aya::Btf>) -> Result<(), LiveError> {
-        let name = prog.name;
-        let err = |source| LiveError::Program { name, source };
+    /// The twin of `prog` where twins are on (its failure costs only the
+    /// guard against preemption: noted in `skipped`).
+    fn attach_twin(&mut self, prog: &Prog, btf: Option<&aya::Btf>) {
+        let wanted = match prog.kind {
+            ProgKind::Fentry | ProgKind::Fexit => self.twins != Twins::None,
+            ProgKind::RawTracepoint => self.twins == Twins::All,
+            _ => false,
+        };
+        let Some(hook) = twin::HOOKS.iter().position(|h| *h == prog.name) else {
+            return;
+        };
+        if !wanted {
+            return;
+        }
+        let name = format!("{}{}", prog.name, twin::SUFFIX);
+        // The hook takes tokens only once its twin runs.
+        let on = self.attach_prog(&name, prog, btf).and_then(|()| {
+            let map = self.ebpf.map_mut("TWIN_ON").ok_or(LiveError::Map {
+                name: "TWIN_ON",
+                why: "missing".into(),
+            })?;
+            let mut on = Array::<_, u32>::try_from(map).map_err(|e| LiveError::Map {
+                name: "TWIN_ON",
+                why: e.to_string(),
+            })?;
+            on.set(hook as u32, 1, 0).map_err(|e| LiveError::Map {
+                name: "TWIN_ON",
+                why: e.to_string(),
+            })
+        });
+        match on {
+            Ok(()) => self.twinned += 1,
+            Err(e) => self
+                .skipped
+                .push((prog.target.to_string(), format!("{name}: {e}"))),
+        }
+    }
+
+    fn attach_prog(
+        &mut self,
+        name: &str,
+        prog: &Prog,
+        btf: Option<&aya::Btf>,
+    ) -> Result<(), LiveError> {
+        let err = |source| LiveError::Program {
+            name: name.to_string(),
+            source,
+        };
         let no_btf = || LiveError::NothingAttached("no kernel BTF for fentry".into());
         match prog.kind {
             ProgKind::RawTracepoint => {
@@ -530,11 +588,10 @@ impl Probe {
         Ok(())
     }
 
-    fn program(&mut self, name: &'static str) -> Result<&mut aya::programs::Program, LiveError> {
-        self.ebpf.program_mut(name).ok_or(LiveError::Map {
-            name,
-            why: "program missing from the eBPF object".into(),
-        })
+    fn program(&mut self, name: &str) -> Result<&mut aya::programs::Program, LiveError> {
+        self.ebpf
+            .program_mut(name)
+            .ok_or_else(|| LiveError::MissingProgram(name.to_string()))
     }
 
     /// Loads (never attaches) an fentry program to learn whether fentry is allowed.
@@ -645,9 +702,14 @@ pub struct ProgStat {
     pub program: String,
     pub run_time_ns: u64,
     pub run_count: u64,
-    /// Runs skipped because the program was already running on that CPU
-    /// (the kernel's recursion guard; e.g. one run preempted by another).
+    /// Events lost to the kernel's recursion guard: runs skipped because the
+    /// program was already running on that CPU (one run preempted by another
+    /// task's). With a twin, the calls where both programs were skipped.
     pub recursion_misses: u64,
+    /// Runs the guard skipped, of the program and its twin.
+    pub skipped_runs: u64,
+    /// Whether the figures are of the program and its twin (`<name>_2`).
+    pub twinned: bool,
 }
 
 impl Probe {
@@ -669,15 +731,63 @@ impl Probe {
                     .and_then(|v| v.trim().parse().ok())
                     .unwrap_or(0)
             };
+            let misses = field("recursion_misses:");
             out.push(ProgStat {
                 program: name.to_string(),
                 run_time_ns: field("run_time_ns:"),
                 run_count: field("run_cnt:"),
-                recursion_misses: field("recursion_misses:"),
+                recursion_misses: misses,
+                skipped_runs: misses,
+                twinned: false,
             });
         }
-        out
+        merge_twins(out, &self.twin_counts())
     }
+
+    /// `TWIN_COUNTS` summed over the CPUs (empty if unreadable).
+    fn twin_counts(&self) -> Vec<u64> {
+        let Some(map) = self.ebpf.map("TWIN_COUNTS") else {
+            return Vec::new();
+        };
+        let Ok(arr) = PerCpuArray::<&MapData, u64>::try_from(map) else {
+            return Vec::new();
+        };
+        (0..twin::COUNTERS)
+            .map(|i| arr.get(&i, 0).map_or(0, |v| v.iter().sum()))
+            .collect()
+    }
+}
+
+/// One row per hook: a twin's figures added to its program's, and the
+/// events lost from both programs' misses and the hook's counters
+/// (`counts`, `twin::lost`).
+fn merge_twins(stats: Vec<ProgStat>, counts: &[u64]) -> Vec<ProgStat> {
+    let (twins, mut out): (Vec<ProgStat>, Vec<ProgStat>) = stats
+        .into_iter()
+        .partition(|p| twin_of(&p.program).is_some());
+    for t in twins {
+        let Some((hook, base)) = twin_of(&t.program) else {
+            continue;
+        };
+        let Some(p) = out.iter_mut().find(|p| p.program == base) else {
+            continue;
+        };
+        let recorded = counts.get(2 * hook).copied().unwrap_or(0);
+        let taken = counts.get(2 * hook + 1).copied().unwrap_or(0);
+        p.run_time_ns += t.run_time_ns;
+        p.run_count += t.run_count;
+        p.skipped_runs += t.skipped_runs;
+        p.recursion_misses = twin::lost(p.skipped_runs, recorded, taken);
+        p.twinned = true;
+    }
+    out
+}
+
+/// The hook index and program name of twin program `name`.
+fn twin_of(name: &str) -> Option<(usize, &str)> {
+    let base = name.strip_suffix(twin::SUFFIX)?;
+    let hook = twin::HOOKS.iter().position(|h| *h == base)?;
+    Some((hook, base))
 }
 
 /// "EPERM" style text from a load error (the verifier log is not wanted here).
@@ -699,7 +809,45 @@ fn load_error_text(e: &ProgramError) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::{merge_twins, ProgStat};
     use crate::probe::tpformat::field_offset as format_field_offset;
+    use swaptrace_common::twin;
+
+    #[test]
+    fn a_twin_adds_to_its_program_and_only_calls_both_skipped_are_lost() {
+        let stat = |program: &str, runs, misses| ProgStat {
+            program: program.into(),
+            run_time_ns: 10 * runs,
+            run_count: runs,
+            recursion_misses: misses,
+            skipped_runs: misses,
+            twinned: false,
+        };
+        let hook = twin::index("fault_fentry") as usize;
+        let mut counts = vec![0; twin::COUNTERS as usize];
+        // 100 calls: 7 with the first run skipped, 2 with the twin's, 1 with both.
+        counts[2 * hook] = 99;
+        counts[2 * hook + 1] = 90;
+        let merged = merge_twins(
+            vec![
+                stat("fault_fentry", 92, 8),
+                stat("mm_page_free", 50, 3),
+                stat("fault_fentry_2", 97, 3),
+            ],
+            &counts,
+        );
+        assert_eq!(merged.len(), 2);
+        let f = &merged[0];
+        assert_eq!((f.program.as_str(), f.twinned), ("fault_fentry", true));
+        assert_eq!(
+            (f.run_count, f.run_time_ns, f.skipped_runs),
+            (189, 1890, 11)
+        );
+        assert_eq!(f.recursion_misses, 1);
+        // A program without a twin keeps its own figures.
+        let p = &merged[1];
+        assert_eq!((p.recursion_misses, p.twinned), (3, false));
+    }
 
     #[test]
     fn tracefs_format_offsets() {

@@ -11,7 +11,8 @@ mod table_exact;
 pub mod tpformat;
 
 pub use kernel::{
-    config_preempt_mode, kernel_release, page_size, KernelFacts, Preempt, Trial, PREEMPT_DEBUGFS,
+    config_preempt_mode, kernel_release, page_size, release_number, KernelFacts, Preempt, Trial,
+    Twins, PREEMPT_DEBUGFS, RAW_TP_PREEMPTIBLE_FROM,
 };
 #[cfg(feature = "live")]
 pub use live::{LiveError, Probe, ProbeConfig, ProgStat, Stats};

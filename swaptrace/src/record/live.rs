@@ -48,6 +48,9 @@ pub struct RecordOptions {
     pub no_fentry: bool,
     /// Neither fentry nor kprobes: the tracepoint backend.
     pub tracepoints_only: bool,
+    /// Which programs to attach twice (`swaptrace_common::twin`); None:
+    /// those this kernel may preempt ([`probe::KernelFacts::twins_wanted`]).
+    pub twins: Option<probe::Twins>,
     /// Keep a live line (events, lost, bytes) on stderr when it is a terminal.
     pub progress: bool,
     /// Say nothing on stderr (no "recording …" line, no live line).
@@ -71,6 +74,8 @@ pub struct Recorded {
     pub vmstat_delta: std::collections::BTreeMap<String, i64>,
     pub attached: Vec<String>,
     pub skipped: Vec<(String, String)>,
+    /// Programs attached twice against preemption (`swaptrace_common::twin`).
+    pub twinned: usize,
     /// eBPF run time per program (zero unless kernel.bpf_stats_enabled=1).
     pub bpf_stats: Vec<probe::ProgStat>,
 }
@@ -256,6 +261,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         ring_bytes: opts.ring_bytes,
         // aya-log's Level::Warn, or 0: off.
         log_level: if opts.verbose { 2 } else { 0 },
+        twins: opts.twins.unwrap_or_else(|| facts.twins_wanted()),
     };
     let Attached {
         mut probe,
@@ -325,8 +331,12 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     });
     if !opts.quiet {
         let n = plans.iter().filter(|p| p.chosen.is_some()).count();
+        let twins = match probe.twinned {
+            0 => String::new(),
+            t => format!(" ({t} programs attached twice against preemption)"),
+        };
         eprintln!(
-            "recording {n} metrics to {}; Ctrl-C to stop",
+            "recording {n} metrics to {}{twins}; Ctrl-C to stop",
             opts.output.display()
         );
     }
@@ -449,7 +459,10 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         }
     }
     if skipped > 0 && !opts.quiet {
-        eprintln!("swaptrace: {}", skipped_why(skipped, &facts.preempt));
+        eprintln!(
+            "swaptrace: {}",
+            skipped_why(skipped, &facts.preempt, probe.twinned)
+        );
     }
     let written = write_all(&mut writer, &mut out);
     let records = writer.records();
@@ -489,12 +502,13 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         vmstat_delta,
         attached: probe.attached.clone(),
         skipped: probe.skipped.clone(),
+        twinned: probe.twinned,
         bpf_stats: probe.run_stats(),
     })
 }
 
 /// Why the kernel skipped `n` program runs, as far as this kernel tells.
-fn skipped_why(n: u64, preempt: &Result<probe::Preempt, String>) -> String {
+fn skipped_why(n: u64, preempt: &Result<probe::Preempt, String>, twinned: usize) -> String {
     let cause = match preempt {
         Ok(p) if p.preempts_programs() => format!(
             "this kernel preempts kernel code ({}, {}): {}, so more tasks swapping at once \
@@ -509,7 +523,18 @@ fn skipped_why(n: u64, preempt: &Result<probe::Preempt, String>) -> String {
         ),
         Err(e) => format!("preemption model {e}"),
     };
-    format!("{n} program runs skipped by the kernel's recursion guard (events lost): {cause}")
+    let what = if twinned > 0 {
+        format!(
+            "{n} calls lost: the kernel's recursion guard skipped both a program and its \
+             twin ({twinned} programs attached twice)"
+        )
+    } else {
+        format!(
+            "{n} program runs skipped by the kernel's recursion guard (events lost; \
+             `--twins always` attaches each program twice against it)"
+        )
+    };
+    format!("{what}: {cause}")
 }
 
 /// The exit code, or 128 + the signal that killed it, as shells report.
@@ -685,16 +710,20 @@ mod tests {
                 source: "debugfs".into(),
             })
         };
-        let lazy = skipped_why(640, &p("lazy"));
+        let lazy = skipped_why(640, &p("lazy"), 0);
         assert!(lazy.starts_with("640 program runs skipped"), "{lazy}");
         assert!(
             lazy.contains("preempts kernel code (lazy, debugfs)"),
             "{lazy}"
         );
-        let none = skipped_why(3, &p("voluntary"));
+        let none = skipped_why(3, &p("voluntary"), 0);
         assert!(!none.contains("preempts kernel code"), "{none}");
         assert!(none.contains("preemption voluntary"), "{none}");
-        let unknown = skipped_why(1, &Err("not known: no debugfs".into()));
+        let twins = skipped_why(4, &p("lazy"), 30);
+        assert!(twins.starts_with("4 calls lost"), "{twins}");
+        assert!(twins.contains("(30 programs attached twice)"), "{twins}");
+        assert!(!twins.contains("--twins always"), "{twins}");
+        let unknown = skipped_why(1, &Err("not known: no debugfs".into()), 0);
         assert!(
             unknown.ends_with("preemption model not known: no debugfs"),
             "{unknown}"

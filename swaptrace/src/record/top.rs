@@ -232,6 +232,7 @@ async fn top_async(opts: &TopOptions, mut show: impl FnMut(&Interval)) -> Result
             .transpose()?,
         ring_bytes: None,
         log_level: 0,
+        twins: facts.twins_wanted(),
     };
     let Attached {
         probe,

@@ -17,7 +17,8 @@ fn trial(t: &Trial) -> String {
 fn preempt(k: &KernelFacts) -> String {
     match &k.preempt {
         Ok(p) if p.preempts_programs() => format!(
-            "{} ({}): {} (lost events under concurrent swapping, `record` counts them)",
+            "{} ({}): {}; `record` attaches its programs twice against it (`--twins`), \
+             and counts the calls both runs skipped",
             p.mode,
             p.source,
             Preempt::SKIPS

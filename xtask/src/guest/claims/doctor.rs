@@ -55,7 +55,7 @@ pub(super) fn doctor(v: &mut Verdict, out: &Path) {
 /// The preemption model the doctor read (debugfs is mounted in the
 /// guest), the default of the kernel package's config where it has one:
 /// under full or lazy preemption the recorder's programs can be preempted,
-/// and runs of them skipped.
+/// and runs of them skipped: `record` then attaches them twice.
 fn preempt(v: &mut Verdict, out: &Path, d: &serde_json::Value) {
     let mode = d["preempt"]["mode"].as_str().unwrap_or("-");
     let source = d["preempt"]["source"].as_str().unwrap_or("-");
@@ -64,6 +64,16 @@ fn preempt(v: &mut Verdict, out: &Path, d: &serde_json::Value) {
         source == swaptrace::probe::PREEMPT_DEBUGFS,
         format!("doctor: preemption model read from debugfs (got {mode} from {source})"),
     );
+    // `record --twins auto` (the zswap scenario's first run) twins its
+    // programs exactly where they can be preempted.
+    if let Ok(stderr) = std::fs::read_to_string(out.join("zswap/record.stderr")) {
+        let twinned = stderr.contains("programs attached twice");
+        let want = matches!(mode, "full" | "lazy");
+        v.check(
+            twinned == want,
+            format!("record: programs attached twice under {mode} preemption: {twinned}"),
+        );
+    }
     let release = out
         .parent()
         .and_then(|k| k.file_name())
