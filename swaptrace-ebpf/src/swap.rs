@@ -723,14 +723,17 @@ fn swap_out(folio: u64) {
         0
     };
     let node = read_u64(anon_vma, g(&K_ANON_VMA_ROOT)).unwrap_or(0);
-    let fields = crate::owner::vma_of(node, index).map(|(v, pgoff)| {
-        (
+    // A match, not a closure: with two programs calling this, LLVM would
+    // keep a closure out of line, and 6.1's verifier counts its frame too.
+    let fields = match crate::owner::vma_of(node, index) {
+        Some((v, pgoff)) => Some((
             v.get(g(&K_VMA_MM)),
             v.get(g(&K_VMA_START)),
             Some(pgoff),
             v.get(g(&K_VMA_END)),
-        )
-    });
+        )),
+        None => None,
+    };
     match fields {
         Some((Some(mm), Some(start), Some(pgoff), end)) => {
             let shift = g(&K_PAGE_SHIFT);

@@ -45,7 +45,9 @@ fn count(i: u32) {
 /// did (its token is taken), else true with this run's token left for the
 /// twin. `value` tells calls apart (the call's first argument). The token is
 /// keyed by the task: another task preempting this one has its own.
-#[inline(always)]
+/// Not inlined: its map keys would add to every program's frame, and 6.1's
+/// verifier counts 512 bytes for a whole call chain.
+#[inline(never)]
 pub fn first(hook: u32, value: u64) -> bool {
     // K_TWINS (load-time) spares the lookup where no program has a twin.
     if g(&K_TWINS) == 0 || TWIN_ON.get(hook) != Some(&1) {
