@@ -725,6 +725,7 @@ fn swap_out(folio: u64) {
     let node = read_u64(anon_vma, g(&K_ANON_VMA_ROOT)).unwrap_or(0);
     // A match, not a closure: with two programs calling this, LLVM would
     // keep a closure out of line, and 6.1's verifier counts its frame too.
+    #[allow(clippy::manual_map)]
     let fields = match crate::owner::vma_of(node, index) {
         Some((v, pgoff)) => Some((
             v.get(g(&K_VMA_MM)),
