@@ -674,9 +674,10 @@ fn swap_out(folio: u64) {
         bump(unseen::SWAP_OUT_GONE);
         return;
     }
-    // Not anonymous (any more): a synchronous zswap store unlocks the
-    // folio before this tracepoint, and another CPU may have freed it; the
-    // entry is still set. Recorded without its owner.
+    // Not anonymous: a swap-cache folio never mapped (mapping NULL), e.g.
+    // read ahead from zswap, which leaves it dirty when loads are
+    // exclusive (6.7+), and stored again to the entry it holds. Its page
+    // keeps that entry. Recorded without an owner.
     let anon = mapping & PAGE_MAPPING_FLAGS == PAGE_MAPPING_ANON;
     let index = folio.get(g(&K_FOLIO_INDEX)).unwrap_or(0);
     let mut ev = event(kind::SWAP_OUT, unsafe { bpf_ktime_get_ns() });

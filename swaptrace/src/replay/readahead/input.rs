@@ -185,7 +185,18 @@ pub struct InputBuilder {
     out_freed: bool,
     /// A reclaim began (direct or memcg).
     reclaimed: bool,
+    /// Entries stored without I/O (zswap, zero), by the store's time,
+    /// until the stored folio's own `out_freed`: see [`OWN_FREE_NS`].
+    stored: HashMap<SwapEntry, u64>,
 }
+
+/// A folio stored without I/O leaves at its swap-out; when the recorder
+/// watched it (it was read from swap before), its free follows within the
+/// reclaim pass that stored it, and says nothing new. A free of the entry
+/// later than this, with no fault between, is of a folio read ahead since.
+/// Measured on 6.12's zswap runs: 99.7% of these frees within 100 ms, the
+/// others after more than a second.
+const OWN_FREE_NS: u64 = 1_000_000_000;
 
 impl InputBuilder {
     pub fn new(page_size: u64) -> InputBuilder {
@@ -202,6 +213,7 @@ impl InputBuilder {
             swapoffs: Vec::new(),
             out_freed: false,
             reclaimed: false,
+            stored: HashMap::new(),
         }
     }
 
@@ -284,6 +296,11 @@ impl InputBuilder {
                         dev: entry.dev,
                         offset: entry.offset + i,
                     };
+                    if self.out_freed && Store::of(how) != Store::Device {
+                        self.stored.insert(e, ts);
+                    } else {
+                        self.stored.remove(&e);
+                    }
                     note_max(&mut self.dev_max, e);
                     out.push(Event::Out {
                         ts,
@@ -309,6 +326,7 @@ impl InputBuilder {
                 zswap_loads,
                 ..
             } => {
+                self.stored.remove(&entry);
                 note_max(&mut self.dev_max, entry);
                 out.push(Event::Fault {
                     ts,
@@ -323,7 +341,13 @@ impl InputBuilder {
             }
             Record::SwapFault { entry: None, .. } => self.unknown_faults += 1,
             Record::OutFreed { ts, entry } if self.out_freed && entry.plausible() => {
-                out.push(Event::Freed { ts, entry })
+                let own = self
+                    .stored
+                    .remove(&entry)
+                    .is_some_and(|at| ts.abs_diff(at) < OWN_FREE_NS);
+                if !own {
+                    out.push(Event::Freed { ts, entry });
+                }
             }
             Record::Reclaim { begin: true, .. } => self.reclaimed = true,
             Record::Vma { ts, mm, start, end } | Record::Unmapped { ts, mm, start, end }

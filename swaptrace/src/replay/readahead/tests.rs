@@ -760,3 +760,61 @@ fn the_oracle_holds_no_run_of_swap_outs_for_its_future() {
     assert_eq!(now, 0);
     assert!(most <= 3, "{most} batches held at once");
 }
+
+#[test]
+fn a_stored_folios_own_free_is_not_a_second_free() {
+    // A folio stored to zswap leaves at its swap-out; the free the
+    // recorder saw right after it is that folio's. A free a second or more
+    // later (a folio read ahead since) is one, and so is a free after a
+    // fault of the entry or after a store to the device.
+    let e = |offset| SwapEntry { dev: 0, offset };
+    let out = |ts, offset, how| Record::SwapOut {
+        ts,
+        tid: 1,
+        mm: 1,
+        vaddr: (0x1000 + offset) << 12,
+        entry: e(offset),
+        nr: 1,
+        how,
+    };
+    let freed = |ts, offset| Record::OutFreed {
+        ts,
+        entry: e(offset),
+    };
+    let mut b = InputBuilder::new(4096).out_freed(true);
+    for r in [
+        out(1_000, 1, OutKind::Zswap),
+        freed(2_000, 1),
+        out(1_000, 2, OutKind::Zswap),
+        freed(2_000_000_000, 2),
+        out(1_000, 3, OutKind::Io),
+        freed(2_000, 3),
+        out(1_000, 4, OutKind::Zero),
+        Record::SwapFault {
+            ts: 1_500,
+            dur_ns: 1,
+            tid: 1,
+            mm: 1,
+            addr: (0x1000 + 4) << 12,
+            entry: Some(e(4)),
+            major: true,
+            pages_read: 0,
+            zero_reads: 1,
+            zswap_loads: 0,
+            write: false,
+        },
+        freed(2_000, 4),
+    ] {
+        b.add(&r);
+    }
+    let input = b.finish(3, 100).expect("input");
+    let frees: Vec<u64> = input
+        .events
+        .iter()
+        .filter_map(|ev| match ev {
+            Event::Freed { entry, .. } => Some(entry.offset),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(frees, vec![3, 4, 2]);
+}
