@@ -37,6 +37,8 @@ struct Model<'a> {
     /// without pressure frees nothing, and pays nothing. Below 0 a page the
     /// kernel freed stays.
     debt: i64,
+    /// Pages zswap wrote back whose folio's free has not come yet.
+    writebacks: u64,
 }
 
 /// Pages a miss brought in without device I/O, by counter.
@@ -135,7 +137,11 @@ impl Model<'_> {
                 self.pages.prefetch(mm, vpage);
             }
             Event::Freed { entry, .. } => self.slots.prefetch(&entry),
-            Event::Swapoff { .. } | Event::Vma { .. } | Event::Unmapped { .. } => {}
+            Event::Swapoff { .. }
+            | Event::Vma { .. }
+            | Event::Unmapped { .. }
+            | Event::Writeback { .. }
+            | Event::Paid { .. } => {}
         }
     }
 
@@ -180,6 +186,19 @@ impl Model<'_> {
         let Some(s) = self.slots.get(&entry) else {
             return;
         };
+        if s.cache == Cache::No && s.store == Store::Zswap && self.writebacks > 0 {
+            // zswap_writeback_entry()'s folio: the page is on the device now.
+            self.writebacks -= 1;
+            self.slots.insert(
+                entry,
+                Slot {
+                    store: Store::Device,
+                    ..s
+                },
+            );
+            self.evict(1);
+            return;
+        }
         if !matches!(
             s.cache,
             Cache::Unused { .. } | Cache::Mapped { dirty: false, .. }
@@ -586,6 +605,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
         in_swapoff: false,
         so: SwapoffMetrics::default(),
         debt: 0,
+        writebacks: 0,
         lists: Lists::default(),
         n_active: 0,
         resident: 0,
@@ -659,6 +679,9 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
             } => model.out(ts, mm, vpage, entry, store, lingers && model.input.frees),
             Event::Freed { entry, .. } if model.input.frees => model.freed(entry),
             Event::Freed { .. } => {}
+            Event::Writeback { nr, .. } => model.writebacks += nr as u64,
+            Event::Paid { .. } if model.input.frees => model.evict(1),
+            Event::Paid { .. } => {}
             Event::Fault {
                 ts,
                 mm,

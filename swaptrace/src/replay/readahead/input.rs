@@ -23,6 +23,14 @@ pub enum Event {
     /// The folio of a swap-out of `entry` was freed: no longer in the swap
     /// cache (`kmem:mm_page_free`).
     Freed { ts: u64, entry: SwapEntry },
+    /// A folio the replay let go at its swap-out (stored without I/O) was
+    /// freed: the kernel's reclaim ran, and nothing else changed.
+    Paid { ts: u64 },
+    /// zswap wrote `nr` pages back (`zswap_writeback_entry()`), each
+    /// through a swap-cache folio of the kernel's own: the next free of a
+    /// zswap page's entry the model does not hold is such a folio's, and
+    /// the page is on the device from then.
+    Writeback { ts: u64, nr: u32 },
     /// A swap-in fault on a page whose swap entry is known; `write` when
     /// the fault writes.
     Fault {
@@ -61,6 +69,8 @@ impl Event {
             | Event::Fault { ts, .. }
             | Event::Swapoff { ts, .. }
             | Event::Freed { ts, .. }
+            | Event::Writeback { ts, .. }
+            | Event::Paid { ts }
             | Event::Vma { ts, .. }
             | Event::Unmapped { ts, .. } => *ts,
         }
@@ -185,17 +195,19 @@ pub struct InputBuilder {
     out_freed: bool,
     /// A reclaim began (direct or memcg).
     reclaimed: bool,
-    /// Entries stored without I/O (zswap, zero), by the store's time,
-    /// until the stored folio's own `out_freed`: see [`OWN_FREE_NS`].
+    /// Entries stored to zswap, by the store's time, until the stored
+    /// folio's own `out_freed`: see [`OWN_FREE_NS`].
     stored: HashMap<SwapEntry, u64>,
 }
 
-/// A folio stored without I/O leaves at its swap-out; when the recorder
-/// watched it (it was read from swap before), its free follows within the
-/// reclaim pass that stored it, and says nothing new. A free of the entry
-/// later than this, with no fault between, is of a folio read ahead since.
-/// Measured on 6.12's zswap runs: 99.7% of these frees within 100 ms, the
-/// others after more than a second.
+/// A folio stored to zswap leaves the replay at its swap-out; when the
+/// recorder watched it (it was read from swap before), its free follows
+/// within the reclaim pass that stored it ([`Event::Paid`]). A free of the
+/// entry later than this, with no fault or store between, is of a folio
+/// read ahead since. Measured on 6.12's zswap runs: 99.7% of these frees
+/// within 100 ms, the others after more than a second. Zero-filled stores
+/// keep their frees: the host's replays balance memory with them (its
+/// `zero` shape replays exactly with them, 4-9% off without).
 const OWN_FREE_NS: u64 = 1_000_000_000;
 
 impl InputBuilder {
@@ -296,7 +308,7 @@ impl InputBuilder {
                         dev: entry.dev,
                         offset: entry.offset + i,
                     };
-                    if self.out_freed && Store::of(how) != Store::Device {
+                    if self.out_freed && Store::of(how) == Store::Zswap {
                         self.stored.insert(e, ts);
                     } else {
                         self.stored.remove(&e);
@@ -309,6 +321,18 @@ impl InputBuilder {
                         entry: e,
                         store: Store::of(how),
                         lingers: self.out_freed && Store::of(how) == Store::Device,
+                    });
+                }
+            }
+            // No owner: a swap-cache folio never mapped (read ahead; a 6.12
+            // zswap load leaves it dirty) written again to its entry. Its
+            // page keeps the entry; its free, which follows, is the model's
+            // to apply.
+            Record::SwapOut { entry, nr, .. } => {
+                for i in 0..(nr.max(1) as u64).min(MAX_FOLIO_PAGES as u64) {
+                    self.stored.remove(&SwapEntry {
+                        dev: entry.dev,
+                        offset: entry.offset.saturating_add(i),
                     });
                 }
             }
@@ -345,9 +369,14 @@ impl InputBuilder {
                     .stored
                     .remove(&entry)
                     .is_some_and(|at| ts.abs_diff(at) < OWN_FREE_NS);
-                if !own {
-                    out.push(Event::Freed { ts, entry });
-                }
+                out.push(if own {
+                    Event::Paid { ts }
+                } else {
+                    Event::Freed { ts, entry }
+                });
+            }
+            Record::ZswapWriteback { ts, nr, .. } if self.out_freed && nr > 0 => {
+                out.push(Event::Writeback { ts, nr })
             }
             Record::Reclaim { begin: true, .. } => self.reclaimed = true,
             Record::Vma { ts, mm, start, end } | Record::Unmapped { ts, mm, start, end }

@@ -761,26 +761,57 @@ fn the_oracle_holds_no_run_of_swap_outs_for_its_future() {
     assert!(most <= 3, "{most} batches held at once");
 }
 
+/// Records of one address space's page at offset `offset` (dev 0).
+fn e(offset: u64) -> SwapEntry {
+    SwapEntry { dev: 0, offset }
+}
+
+fn out_of(mm: u32, ts: u64, offset: u64, how: OutKind) -> Record {
+    Record::SwapOut {
+        ts,
+        tid: 1,
+        mm,
+        vaddr: (0x1000 + offset) << 12,
+        entry: e(offset),
+        nr: 1,
+        how,
+    }
+}
+
+fn freed_at(ts: u64, offset: u64) -> Record {
+    Record::OutFreed {
+        ts,
+        entry: e(offset),
+    }
+}
+
+/// A major read fault that read `zswap_loads` from zswap and `pages_read`
+/// from the device.
+fn fault_at(ts: u64, offset: u64, zswap_loads: u32, pages_read: u32) -> Record {
+    Record::SwapFault {
+        ts,
+        dur_ns: 1,
+        tid: 1,
+        mm: 1,
+        addr: (0x1000 + offset) << 12,
+        entry: Some(e(offset)),
+        major: true,
+        pages_read,
+        zero_reads: 0,
+        zswap_loads,
+        write: false,
+    }
+}
+
 #[test]
 fn a_stored_folios_own_free_is_not_a_second_free() {
     // A folio stored to zswap leaves at its swap-out; the free the
     // recorder saw right after it is that folio's. A free a second or more
     // later (a folio read ahead since) is one, and so is a free after a
-    // fault of the entry or after a store to the device.
-    let e = |offset| SwapEntry { dev: 0, offset };
-    let out = |ts, offset, how| Record::SwapOut {
-        ts,
-        tid: 1,
-        mm: 1,
-        vaddr: (0x1000 + offset) << 12,
-        entry: e(offset),
-        nr: 1,
-        how,
-    };
-    let freed = |ts, offset| Record::OutFreed {
-        ts,
-        entry: e(offset),
-    };
+    // fault of the entry, after a store to the device, or after a store of
+    // the entry with no owner.
+    let out = |ts, offset, how| out_of(1, ts, offset, how);
+    let freed = freed_at;
     let mut b = InputBuilder::new(4096).out_freed(true);
     for r in [
         out(1_000, 1, OutKind::Zswap),
@@ -789,21 +820,18 @@ fn a_stored_folios_own_free_is_not_a_second_free() {
         freed(2_000_000_000, 2),
         out(1_000, 3, OutKind::Io),
         freed(2_000, 3),
-        out(1_000, 4, OutKind::Zero),
-        Record::SwapFault {
-            ts: 1_500,
-            dur_ns: 1,
-            tid: 1,
-            mm: 1,
-            addr: (0x1000 + 4) << 12,
-            entry: Some(e(4)),
-            major: true,
-            pages_read: 0,
-            zero_reads: 1,
-            zswap_loads: 0,
-            write: false,
-        },
+        out(1_000, 4, OutKind::Zswap),
+        fault_at(1_500, 4, 1, 0),
         freed(2_000, 4),
+        // A zero-filled store's free stays a free (the host's readahead
+        // replay balances memory with it).
+        out(1_000, 6, OutKind::Zero),
+        freed(2_000, 6),
+        // Stored, then its entry's folio read ahead and stored again with
+        // no owner (never mapped): that free is the read-ahead folio's.
+        out(1_000, 5, OutKind::Zswap),
+        out_of(0, 1_500, 5, OutKind::Zswap),
+        freed(1_600, 5),
     ] {
         b.add(&r);
     }
@@ -816,5 +844,55 @@ fn a_stored_folios_own_free_is_not_a_second_free() {
             _ => None,
         })
         .collect();
-    assert_eq!(frees, vec![3, 4, 2]);
+    assert_eq!(frees, vec![5, 3, 4, 6, 2]);
+    let paid = input
+        .events
+        .iter()
+        .filter(|ev| matches!(ev, Event::Paid { .. }))
+        .count();
+    assert_eq!(paid, 1, "the one own free of a zswap store");
+}
+
+#[test]
+fn a_zswap_writeback_puts_the_page_on_the_device() {
+    // Two pages stored to zswap; zswap writes one back, and its folio is
+    // freed: that free is the writeback's, not a page the kernel held
+    // beyond the model, and the fault reads the page from the device.
+    let out = |ts, offset| out_of(1, ts, offset, OutKind::Zswap);
+    let fault = fault_at;
+    let s = 1_000_000_000;
+    let run = |writeback: bool| {
+        let mut b = InputBuilder::new(4096).out_freed(true);
+        b.add(&Record::Reclaim {
+            ts: 1,
+            tid: 1,
+            begin: true,
+            memcg: true,
+            nr_reclaimed: 0,
+        });
+        let mut records = vec![out(10, 10), out(20, 20)];
+        if writeback {
+            records.push(Record::ZswapWriteback {
+                ts: 2 * s,
+                tid: 2,
+                nr: 1,
+            });
+        }
+        records.extend([
+            freed_at(2 * s + 10, 10),
+            fault(3 * s, 10, 0, 1),
+            fault(3 * s + 10, 20, 1, 0),
+        ]);
+        for r in &records {
+            b.add(r);
+        }
+        let input = b.finish(0, 100).expect("input");
+        assert!(input.frees, "the trace tells frees");
+        run("none", &input)
+    };
+    let with = run(true);
+    assert_eq!((with.pswpin, with.zswpin, with.pgmajfault), (1, 1, 2));
+    // Without the writeback record, both pages are read from zswap.
+    let without = run(false);
+    assert_eq!((without.pswpin, without.zswpin), (0, 2));
 }
