@@ -292,6 +292,26 @@ impl Model<'_> {
         let dirty = write && exclusive;
         match slot.cache {
             Cache::Unused { ra, ts, .. } => self.cache_hit(&f, ra, ts, policy, dirty),
+            Cache::No
+                if kernel_read == 0
+                    && slot.store == Store::Zswap
+                    && self.writebacks > 0
+                    && self.input.frees =>
+            {
+                // The kernel found it in the swap cache, where only
+                // zswap_writeback_entry() put it: a hit, the page on the
+                // device from then.
+                self.writebacks -= 1;
+                self.slots.insert(
+                    f.entry,
+                    Slot {
+                        store: Store::Device,
+                        ..slot
+                    },
+                );
+                self.resident += 1;
+                self.cache_hit(&f, false, 0, policy, dirty);
+            }
             Cache::Mapped { .. } | Cache::No => {
                 if slot.cache.resident() {
                     // A fault on a page the model holds mapped: the kernel

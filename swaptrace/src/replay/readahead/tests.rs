@@ -785,8 +785,8 @@ fn freed_at(ts: u64, offset: u64) -> Record {
     }
 }
 
-/// A major read fault that read `zswap_loads` from zswap and `pages_read`
-/// from the device.
+/// A read fault that read `zswap_loads` from zswap and `pages_read` from
+/// the device (minor if neither).
 fn fault_at(ts: u64, offset: u64, zswap_loads: u32, pages_read: u32) -> Record {
     Record::SwapFault {
         ts,
@@ -795,7 +795,7 @@ fn fault_at(ts: u64, offset: u64, zswap_loads: u32, pages_read: u32) -> Record {
         mm: 1,
         addr: (0x1000 + offset) << 12,
         entry: Some(e(offset)),
-        major: true,
+        major: zswap_loads + pages_read > 0,
         pages_read,
         zero_reads: 0,
         zswap_loads,
@@ -855,9 +855,11 @@ fn a_stored_folios_own_free_is_not_a_second_free() {
 
 #[test]
 fn a_zswap_writeback_puts_the_page_on_the_device() {
-    // Two pages stored to zswap; zswap writes one back, and its folio is
+    // Three pages stored to zswap; zswap writes two back. One folio is
     // freed: that free is the writeback's, not a page the kernel held
-    // beyond the model, and the fault reads the page from the device.
+    // beyond the model, and the fault reads the page from the device. The
+    // other is still in the swap cache when its page faults: a minor
+    // fault, where the model alone would read it from zswap.
     let out = |ts, offset| out_of(1, ts, offset, OutKind::Zswap);
     let fault = fault_at;
     let s = 1_000_000_000;
@@ -870,18 +872,19 @@ fn a_zswap_writeback_puts_the_page_on_the_device() {
             memcg: true,
             nr_reclaimed: 0,
         });
-        let mut records = vec![out(10, 10), out(20, 20)];
+        let mut records = vec![out(10, 10), out(20, 20), out(30, 30)];
         if writeback {
             records.push(Record::ZswapWriteback {
                 ts: 2 * s,
                 tid: 2,
-                nr: 1,
+                nr: 2,
             });
         }
         records.extend([
             freed_at(2 * s + 10, 10),
             fault(3 * s, 10, 0, 1),
             fault(3 * s + 10, 20, 1, 0),
+            fault(3 * s + 20, 30, 0, 0),
         ]);
         for r in &records {
             b.add(r);
@@ -892,7 +895,11 @@ fn a_zswap_writeback_puts_the_page_on_the_device() {
     };
     let with = run(true);
     assert_eq!((with.pswpin, with.zswpin, with.pgmajfault), (1, 1, 2));
-    // Without the writeback record, both pages are read from zswap.
+    assert_eq!(with.faults, 3);
+    // Without the writeback record, every page is read from zswap.
     let without = run(false);
-    assert_eq!((without.pswpin, without.zswpin), (0, 2));
+    assert_eq!(
+        (without.pswpin, without.zswpin, without.pgmajfault),
+        (0, 3, 3)
+    );
 }
