@@ -273,7 +273,21 @@ impl Model<'_> {
                         self.drop_slot(old);
                     }
                 }
-                s
+                if kernel_read > 0 {
+                    s
+                } else {
+                    // Served without a read: reclaim had unmapped the page
+                    // into the swap cache, its write not seen yet. A hit.
+                    let gen = self.next_gen(f.entry);
+                    let cache = Cache::Unused {
+                        ra: false,
+                        ts: f.ts,
+                        gen,
+                    };
+                    self.slots.set_cache(&f.entry, cache);
+                    self.resident += 1;
+                    Slot { cache, ..s }
+                }
             }
         };
         // A page shared through fork, swapped out under another address

@@ -903,3 +903,16 @@ fn a_zswap_writeback_puts_the_page_on_the_device() {
         (0, 3, 3)
     );
 }
+
+#[test]
+fn a_fault_served_without_a_read_is_a_hit_on_an_unseen_swap_out() {
+    // No swap-out recorded for either entry: the first fault read nothing
+    // (its folio was in the swap cache, unmapped by reclaim before its
+    // write), the second read its page from the device.
+    let mut b = InputBuilder::new(4096);
+    b.add(&fault_at(10, 40, 0, 0));
+    b.add(&fault_at(20, 50, 0, 1));
+    let input = b.finish(0, 100).expect("input");
+    let m = run("none", &input);
+    assert_eq!((m.faults, m.pgmajfault, m.pswpin), (2, 1, 1));
+}
