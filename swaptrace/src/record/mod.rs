@@ -133,12 +133,8 @@ impl Recorder {
                     }
                 }
                 if mm != 0 {
-                    for i in 0..ev.nr.max(1) as u64 {
-                        let e = SwapEntry {
-                            dev: entry.dev,
-                            offset: entry.offset + i,
-                        };
-                        self.slots.insert((mm, vpage + i), e);
+                    for (i, e) in entry.folio(ev.nr.max(1) as u64).enumerate() {
+                        self.slots.insert((mm, vpage + i as u64), e);
                     }
                 }
                 let how = if ev.flags & flag::OUT_ZSWAP != 0 {

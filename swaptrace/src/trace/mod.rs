@@ -87,6 +87,14 @@ impl SwapEntry {
         self.dev < 32 && self.offset < 1 << Self::OFFSET_BITS
     }
 
+    /// The entries of a folio of `nr` pages that starts at this one.
+    pub fn folio(self, nr: u64) -> impl Iterator<Item = SwapEntry> {
+        (0..nr).map(move |i| SwapEntry {
+            dev: self.dev,
+            offset: self.offset.saturating_add(i),
+        })
+    }
+
     /// Splits `swp_entry_t.val` (arch-independent: type in the top 6 bits).
     pub fn from_val(val: u64) -> SwapEntry {
         SwapEntry {

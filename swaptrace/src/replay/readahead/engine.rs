@@ -171,11 +171,31 @@ impl Model<'_> {
             },
         );
         if lingers {
-            let gen = self.next_gen(entry);
-            let cache = Cache::Unused { ra: false, ts, gen };
-            self.slots.set_cache(&entry, cache);
-            self.resident += 1;
+            self.cache_unmapped(entry, ts);
         }
+    }
+
+    /// `entry`'s folio is in the swap cache, unmapped and not read ahead
+    /// (waiting after its write, or zswap's writeback of it).
+    fn cache_unmapped(&mut self, entry: SwapEntry, ts: u64) -> Cache {
+        let gen = self.next_gen(entry);
+        let cache = Cache::Unused { ra: false, ts, gen };
+        self.slots.set_cache(&entry, cache);
+        self.resident += 1;
+        cache
+    }
+
+    /// A recorded zswap writeback not yet matched to its folio made the
+    /// folio of `entry`, a page in zswap and not in memory: the page is on
+    /// the device from now (`zswap_writeback_entry()`).
+    fn claim_writeback(&mut self, entry: SwapEntry, s: &mut Slot) -> bool {
+        if s.cache != Cache::No || s.store != Store::Zswap || self.writebacks == 0 {
+            return false;
+        }
+        self.writebacks -= 1;
+        s.store = Store::Device;
+        self.slots.insert(entry, *s);
+        true
     }
 
     /// The kernel freed the swap-cache folio of `entry`: one waiting after
@@ -183,19 +203,10 @@ impl Model<'_> {
     /// reclaim dropped to its slot without a write (`__remove_mapping()`).
     /// A dirty page's slot is gone.
     fn freed(&mut self, entry: SwapEntry) {
-        let Some(s) = self.slots.get(&entry) else {
+        let Some(mut s) = self.slots.get(&entry) else {
             return;
         };
-        if s.cache == Cache::No && s.store == Store::Zswap && self.writebacks > 0 {
-            // zswap_writeback_entry()'s folio: the page is on the device now.
-            self.writebacks -= 1;
-            self.slots.insert(
-                entry,
-                Slot {
-                    store: Store::Device,
-                    ..s
-                },
-            );
+        if self.claim_writeback(entry, &mut s) {
             self.evict(1);
             return;
         }
@@ -257,8 +268,8 @@ impl Model<'_> {
     ) {
         self.m.faults += 1;
         let reads_before = self.m.pswpin + self.m.zswpin + self.m.swpin_zero;
-        let slot = match self.slots.get(&f.entry) {
-            Some(s) => s,
+        let (mut slot, unseen) = match self.slots.get(&f.entry) {
+            Some(s) => (s, false),
             None => {
                 // A swap-out the trace missed: the fault tells the slot's page.
                 let s = Slot {
@@ -273,23 +284,18 @@ impl Model<'_> {
                         self.drop_slot(old);
                     }
                 }
-                if kernel_read > 0 {
-                    s
-                } else {
-                    // Served without a read: reclaim had unmapped the page
-                    // into the swap cache, its write not seen yet. A hit.
-                    let gen = self.next_gen(f.entry);
-                    let cache = Cache::Unused {
-                        ra: false,
-                        ts: f.ts,
-                        gen,
-                    };
-                    self.slots.set_cache(&f.entry, cache);
-                    self.resident += 1;
-                    Slot { cache, ..s }
-                }
+                (s, true)
             }
         };
+        // Served without a read, and not in the model's memory: the kernel
+        // found the folio in its swap cache, unmapped by reclaim before a
+        // write the trace has not seen, or made by a zswap writeback.
+        if kernel_read == 0
+            && slot.cache == Cache::No
+            && (unseen || (self.input.frees && self.claim_writeback(f.entry, &mut slot)))
+        {
+            slot.cache = self.cache_unmapped(f.entry, f.ts);
+        }
         // A page shared through fork, swapped out under another address
         // space of the family: the faulting page table is a copy of that
         // one, where the model keeps the swap PTEs.
@@ -306,26 +312,6 @@ impl Model<'_> {
         let dirty = write && exclusive;
         match slot.cache {
             Cache::Unused { ra, ts, .. } => self.cache_hit(&f, ra, ts, policy, dirty),
-            Cache::No
-                if kernel_read == 0
-                    && slot.store == Store::Zswap
-                    && self.writebacks > 0
-                    && self.input.frees =>
-            {
-                // The kernel found it in the swap cache, where only
-                // zswap_writeback_entry() put it: a hit, the page on the
-                // device from then.
-                self.writebacks -= 1;
-                self.slots.insert(
-                    f.entry,
-                    Slot {
-                        store: Store::Device,
-                        ..slot
-                    },
-                );
-                self.resident += 1;
-                self.cache_hit(&f, false, 0, policy, dirty);
-            }
             Cache::Mapped { .. } | Cache::No => {
                 if slot.cache.resident() {
                     // A fault on a page the model holds mapped: the kernel

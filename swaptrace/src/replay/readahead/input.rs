@@ -303,11 +303,8 @@ impl InputBuilder {
                     self.bad_records += 1;
                     return;
                 }
-                for i in 0..nr as u64 {
-                    let e = SwapEntry {
-                        dev: entry.dev,
-                        offset: entry.offset + i,
-                    };
+                for (i, e) in entry.folio(nr as u64).enumerate() {
+                    let i = i as u64;
                     if self.out_freed && Store::of(how) == Store::Zswap {
                         self.stored.insert(e, ts);
                     } else {
@@ -329,11 +326,8 @@ impl InputBuilder {
             // page keeps the entry; its free, which follows, is the model's
             // to apply.
             Record::SwapOut { entry, nr, .. } => {
-                for i in 0..(nr.max(1) as u64).min(MAX_FOLIO_PAGES as u64) {
-                    self.stored.remove(&SwapEntry {
-                        dev: entry.dev,
-                        offset: entry.offset.saturating_add(i),
-                    });
+                for e in entry.folio((nr.max(1) as u64).min(MAX_FOLIO_PAGES as u64)) {
+                    self.stored.remove(&e);
                 }
             }
             Record::SwapFault {

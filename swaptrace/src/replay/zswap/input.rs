@@ -376,11 +376,8 @@ impl EventBuilder {
                     OutKind::Zero => &mut live.zero_swap_outs,
                     OutKind::Unknown => &mut live.unknown_swap_outs,
                 } += nr;
-                for i in 0..nr {
-                    let e = SwapEntry {
-                        dev: entry.dev,
-                        offset: entry.offset + i,
-                    };
+                for (i, e) in entry.folio(nr).enumerate() {
+                    let i = i as u64;
                     if let Some(d) = &mut self.distinct {
                         d.insert(e);
                     }

@@ -4,19 +4,26 @@
 
 use super::*;
 
-fn out(ts: u64, vpage: u64, offset: u64) -> Record {
+/// A swap-out of `vpage` of address space `mm` (0: no owner) to `offset`.
+fn swap_out(mm: u32, ts: u64, vpage: u64, offset: u64, how: OutKind) -> Record {
     Record::SwapOut {
         ts,
         tid: 1,
-        mm: 1,
+        mm,
         vaddr: vpage << 12,
         entry: SwapEntry { dev: 0, offset },
         nr: 1,
-        how: OutKind::Io,
+        how,
     }
 }
 
-fn fault(ts: u64, vpage: u64, offset: u64, pages_read: u32) -> Record {
+fn out(ts: u64, vpage: u64, offset: u64) -> Record {
+    swap_out(1, ts, vpage, offset, OutKind::Io)
+}
+
+/// A read fault that read `pages_read` from the device and `zswap_loads`
+/// from zswap (minor if neither).
+fn fault_from(ts: u64, vpage: u64, offset: u64, pages_read: u32, zswap_loads: u32) -> Record {
     Record::SwapFault {
         ts,
         dur_ns: 0,
@@ -24,12 +31,16 @@ fn fault(ts: u64, vpage: u64, offset: u64, pages_read: u32) -> Record {
         mm: 1,
         addr: vpage << 12,
         entry: Some(SwapEntry { dev: 0, offset }),
-        major: pages_read > 0,
+        major: pages_read + zswap_loads > 0,
         pages_read,
         zero_reads: 0,
-        zswap_loads: 0,
+        zswap_loads,
         write: false,
     }
+}
+
+fn fault(ts: u64, vpage: u64, offset: u64, pages_read: u32) -> Record {
+    fault_from(ts, vpage, offset, pages_read, 0)
 }
 
 fn freed(ts: u64, offset: u64) -> Record {
@@ -176,4 +187,107 @@ fn reads_below_the_kernel_s_keep_pages_the_kernel_freed() {
     assert_eq!(run_with(8, false), (2, 0, 1));
     assert_eq!(run_with(9, true), (2, 0, 1));
     assert_eq!(run_with(9, false), (1, 1, 0));
+}
+
+#[test]
+fn a_stored_folios_own_free_is_not_a_second_free() {
+    // A folio stored to zswap leaves at its swap-out; the free the
+    // recorder saw right after it is that folio's. A free a second or more
+    // later (a folio read ahead since) is one, and so is a free after a
+    // fault of the entry, after a store to the device, or after a store of
+    // the entry with no owner.
+    let stored = |ts, offset, how| swap_out(1, ts, 0x1000 + offset, offset, how);
+    let mut b = InputBuilder::new(4096).out_freed(true);
+    for r in [
+        stored(1_000, 1, OutKind::Zswap),
+        freed(2_000, 1),
+        stored(1_000, 2, OutKind::Zswap),
+        freed(2_000_000_000, 2),
+        stored(1_000, 3, OutKind::Io),
+        freed(2_000, 3),
+        stored(1_000, 4, OutKind::Zswap),
+        fault_from(1_500, 0x1004, 4, 0, 1),
+        freed(2_000, 4),
+        // A zero-filled store's free stays a free (the host's readahead
+        // replay balances memory with it).
+        stored(1_000, 6, OutKind::Zero),
+        freed(2_000, 6),
+        // Stored, then its entry's folio read ahead and stored again with
+        // no owner (never mapped): that free is the read-ahead folio's.
+        stored(1_000, 5, OutKind::Zswap),
+        swap_out(0, 1_500, 0, 5, OutKind::Zswap),
+        freed(1_600, 5),
+    ] {
+        b.add(&r);
+    }
+    let input = b.finish(3, 100).expect("input");
+    let frees: Vec<u64> = input
+        .events
+        .iter()
+        .filter_map(|ev| match ev {
+            Event::Freed { entry, .. } => Some(entry.offset),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(frees, vec![5, 3, 4, 6, 2]);
+    let paid = input
+        .events
+        .iter()
+        .filter(|ev| matches!(ev, Event::Paid { .. }))
+        .count();
+    assert_eq!(paid, 1, "the one own free of a zswap store");
+}
+
+#[test]
+fn a_zswap_writeback_puts_the_page_on_the_device() {
+    // Three pages stored to zswap; zswap writes two back. One folio is
+    // freed: that free is the writeback's, not a page the kernel held
+    // beyond the model, and the fault reads the page from the device. The
+    // other is still in the swap cache when its page faults: a minor
+    // fault, where the model alone would read it from zswap.
+    let stored = |ts, offset| swap_out(1, ts, 0x1000 + offset, offset, OutKind::Zswap);
+    let read = |ts, offset, pages_read, zswap_loads| {
+        fault_from(ts, 0x1000 + offset, offset, pages_read, zswap_loads)
+    };
+    let s = 1_000_000_000;
+    let replay_with = |writeback: bool| {
+        let mut records = on_disk(0);
+        records.extend([stored(10, 10), stored(20, 20), stored(30, 30)]);
+        if writeback {
+            records.push(Record::ZswapWriteback {
+                ts: 2 * s,
+                tid: 2,
+                nr: 2,
+            });
+        }
+        records.extend([
+            freed(2 * s + 10, 10),
+            read(3 * s, 10, 1, 0),
+            read(3 * s + 10, 20, 0, 1),
+            read(3 * s + 20, 30, 0, 0),
+        ]);
+        replay_of(&records, true, "none")
+    };
+    let with = replay_with(true);
+    assert_eq!((with.pswpin, with.zswpin, with.pgmajfault), (1, 1, 2));
+    assert_eq!(with.faults, 3);
+    // Without the writeback record, every page is read from zswap.
+    let without = replay_with(false);
+    assert_eq!(
+        (without.pswpin, without.zswpin, without.pgmajfault),
+        (0, 3, 3)
+    );
+}
+
+#[test]
+fn a_fault_served_without_a_read_is_a_hit_on_an_unseen_swap_out() {
+    // No swap-out recorded for either entry: the first fault read nothing
+    // (its folio was in the swap cache, unmapped by reclaim before its
+    // write), the second read its page from the device.
+    let m = replay_of(
+        &[fault(10, 0x1040, 40, 0), fault(20, 0x1050, 50, 1)],
+        false,
+        "none",
+    );
+    assert_eq!((m.faults, m.pgmajfault, m.pswpin), (2, 1, 1));
 }
