@@ -2,9 +2,11 @@
 //! events in time order, and how the recording kernel's swapoff behaved.
 
 use super::error::ReplayError;
+use super::space::MixHasher;
 use crate::trace::{Loaded, OutKind, Record, SwapEntry, Syscall, MAX_FOLIO_PAGES};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// One input event, in trace order.
 #[derive(Clone, Copy, Debug)]
@@ -197,7 +199,7 @@ pub struct InputBuilder {
     reclaimed: bool,
     /// Entries stored to zswap, by the store's time, until the stored
     /// folio's own `out_freed`: see [`OWN_FREE_NS`].
-    stored: HashMap<SwapEntry, u64>,
+    stored: HashMap<SwapEntry, u64, BuildHasherDefault<MixHasher>>,
 }
 
 /// A folio stored to zswap leaves the replay at its swap-out; when the
@@ -225,7 +227,7 @@ impl InputBuilder {
             swapoffs: Vec::new(),
             out_freed: false,
             reclaimed: false,
-            stored: HashMap::new(),
+            stored: HashMap::default(),
         }
     }
 
