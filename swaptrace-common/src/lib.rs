@@ -243,6 +243,13 @@ macro_rules! kernel_constants {
             /// `LRU_REMOVED_RETRY` of `enum lru_status`: what
             /// `shrink_memcg_cb()` returns for an entry written back.
             K_LRU_REMOVED_RETRY = 1,
+            /// `struct zswap_entry` members `lru` and `swpentry`: the entry
+            /// `shrink_memcg_cb()` writes back, from its list item.
+            K_ZE_LRU = u64::MAX,
+            K_ZE_SWPENTRY = u64::MAX,
+            /// 1: `zswap_writeback_entry()` takes the swap entry as its
+            /// second argument (`swpentry`, 6.8+; 6.1 has a zpool handle).
+            K_WB_SWPENTRY_ARG = 0,
             /// 1: the exact swap-read probe reports reads outside a fault
             /// (kind unknown); count_memcg_events only gives kinds inside one.
             K_READS_OUTSIDE = 0,
@@ -308,7 +315,8 @@ pub mod exact {
     /// ZSWAP_OP: it succeeded (stored, or found in zswap).
     pub const OK: u8 = 1 << 5;
     /// SWAP_FAULT from `do_swap_page`: `entry` is the swap entry of the PTE,
-    /// `nr` the swap reads made inside it.
+    /// `nr` the swap reads made inside it. ZSWAP_WRITEBACK: `entry` is the
+    /// entry written back.
     pub const ENTRY: u8 = 1 << 6;
     /// FREE_BATCH of one call freeing a range (`swap_entries_free`,
     /// `__swap_cluster_free_entries`, 6.15+): `entry` is the first entry,
@@ -426,6 +434,7 @@ pub mod twin {
         "zswap_load_fexit",
         "zswap_wb_fexit",
         "zswap_wb_cb_fexit",
+        "zswap_wb_cb_fentry",
         "fault_fentry",
         "fault_fexit",
         "read_fentry",

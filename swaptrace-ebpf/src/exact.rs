@@ -7,7 +7,8 @@
 use crate::konst::{
     K_CI_SIZE, K_FOLIO_FLAGS, K_FOLIO_SWAP, K_LAST_RA_ADDR, K_LRU_REMOVED_RETRY, K_PG_READAHEAD,
     K_RA_HITS_ADDR, K_READS_OUTSIDE, K_SI_CLUSTER_INFO, K_SI_TYPE, K_SWAPFILE_CLUSTER, K_VMA_MM,
-    K_VMF_ADDRESS, K_VMF_FLAGS, K_VMF_ORIG_PTE, K_VMF_VMA, K_ZSWAP_LOAD_ALL, K_ZSWAP_RET_INT,
+    K_VMF_ADDRESS, K_VMF_FLAGS, K_VMF_ORIG_PTE, K_VMF_VMA, K_WB_SWPENTRY_ARG, K_ZE_LRU,
+    K_ZE_SWPENTRY, K_ZSWAP_LOAD_ALL, K_ZSWAP_RET_INT,
 };
 use crate::swap::{
     count_lost, emit, event, g, known, read_u64, selected, tid, BPF_RB_AVAIL_DATA,
@@ -28,6 +29,7 @@ const RA: u64 = 1;
 const CACHE: u64 = 2;
 const FREE: u64 = 3;
 const FREE_RANGE: u64 = 5;
+const WRITEBACK: u64 = 6;
 
 /// State kept from a function's entry to its return, per task and function.
 #[repr(C)]
@@ -536,48 +538,76 @@ pub fn zswap_load_fexit / zswap_load_fexit_2 (ctx: FExitContext) -> u32 {
 }
 }
 
-/// `zswap_writeback_entry()` returned 0: one page written back.
+/// `zswap_writeback_entry()` returned 0: one page written back, of
+/// `swpentry` (its second argument since 6.8), else unknown (0).
 #[inline(always)]
-fn zswap_writeback(ret: u64, flags: u8) {
+fn zswap_writeback(ret: u64, swpentry: u64, flags: u8) {
     if ret & 0xffff_ffff == 0 {
-        zswap_written_back(flags);
+        zswap_written_back(swpentry, flags);
     }
 }
 
-/// One page written back from zswap to the swap device (ZSWPWB). Shrinker
-/// and pool-limit writeback run in kworkers and kswapd, so this is
-/// system-wide, as the counter is.
+/// One page written back from zswap to the swap device (ZSWPWB): `swpentry`
+/// its swap entry's value plus one, 0 when unknown. Shrinker and pool-limit
+/// writeback run in kworkers and kswapd, so this is system-wide, as the
+/// counter is.
 #[inline(always)]
-fn zswap_written_back(flags: u8) {
+fn zswap_written_back(swpentry: u64, flags: u8) {
     let mut ev = event(kind::ZSWAP_WRITEBACK, unsafe { bpf_ktime_get_ns() });
     ev.nr = 1;
     ev.flags = flags;
+    if swpentry != 0 {
+        ev.entry = swpentry - 1;
+        ev.flags |= exact::ENTRY;
+    }
     emit(ev);
 }
 
 twin! {
 #[fexit(function = "zswap_writeback_entry")]
 pub fn zswap_wb_fexit / zswap_wb_fexit_2 (ctx: FExitContext) -> u32 {
-    zswap_writeback(ctx.ret::<u64>().unwrap_or(1), exact::FENTRY);
+    let swpentry = if g(&K_WB_SWPENTRY_ARG) == 1 {
+        ctx.arg::<u64>(1).wrapping_add(1)
+    } else {
+        0
+    };
+    zswap_writeback(ctx.ret::<u64>().unwrap_or(1), swpentry, exact::FENTRY);
     0
 }
 }
 
 #[kretprobe]
 pub fn zswap_wb_kretprobe(ctx: RetProbeContext) -> u32 {
-    zswap_writeback(ctx.ret::<u64>(), 0);
+    zswap_writeback(ctx.ret::<u64>(), 0, 0);
     0
 }
 
 /// `shrink_memcg_cb()`, the zswap LRU walk's callback, which 6.18 inlines
 /// `zswap_writeback_entry()` into: LRU_REMOVED_RETRY when it wrote one
 /// entry back (failures return LRU_RETRY or LRU_STOP, a second chance
-/// LRU_ROTATE).
+/// LRU_ROTATE). The entry, read at the call (it is freed by the return),
+/// comes from the stash.
 #[inline(always)]
 fn zswap_writeback_cb(ret: u64, flags: u8) {
+    let swpentry = unstash(WRITEBACK).map_or(0, |s| s.a);
     if ret & 0xffff_ffff == g(&K_LRU_REMOVED_RETRY) {
-        zswap_written_back(flags);
+        zswap_written_back(swpentry, flags);
     }
+}
+
+twin! {
+#[fentry(function = "shrink_memcg_cb")]
+pub fn zswap_wb_cb_fentry / zswap_wb_cb_fentry_2 (ctx: FEntryContext) -> u32 {
+    // The list item is `&zswap_entry->lru`.
+    let (lru, swp) = (g(&K_ZE_LRU), g(&K_ZE_SWPENTRY));
+    if known(lru) && known(swp) {
+        let entry = ctx.arg::<u64>(0).wrapping_sub(lru);
+        if let Some(v) = read_u64(entry, swp) {
+            stash(WRITEBACK, v.wrapping_add(1), 0);
+        }
+    }
+    0
+}
 }
 
 twin! {

@@ -370,6 +370,15 @@ fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Globals {
             .map(|v| v as u64)
             .map_err(|e| e.to_string()),
     );
+    put(K_ZE_LRU, off("zswap_entry", "lru"));
+    put(K_ZE_SWPENTRY, off("zswap_entry", "swpentry"));
+    // zswap_writeback_entry(entry, swpentry) since 6.8; (pool, handle) before.
+    put(
+        K_WB_SWPENTRY_ARG,
+        Ok(btf
+            .func_params("zswap_writeback_entry")
+            .is_ok_and(|p| p.get(1).is_some_and(|(name, _)| name == "swpentry")) as u64),
+    );
     put(K_SI_TYPE, off("swap_info_struct", "type"));
     put(K_SI_CLUSTER_INFO, off("swap_info_struct", "cluster_info"));
     put(

@@ -142,14 +142,17 @@ pub const ZSWAP_WB_CB: [AttachPoint; 2] = [
     AttachPoint {
         metric: "zswap-writeback",
         backend: Backend::Fentry,
-        attach: "fexit shrink_memcg_cb",
+        attach: "fentry/fexit shrink_memcg_cb",
         requires: &[
             Req::BtfFunc("shrink_memcg_cb"),
             Req::FentryAllowed,
             Req::Built(true),
         ],
-        progs: &[p("zswap_wb_cb_fexit", Fexit, "shrink_memcg_cb")],
-        note: "LRU_REMOVED_RETRY returned: one page written back (zswap_writeback_entry() inlined)",
+        progs: &[
+            p("zswap_wb_cb_fentry", Fentry, "shrink_memcg_cb"),
+            p("zswap_wb_cb_fexit", Fexit, "shrink_memcg_cb"),
+        ],
+        note: "LRU_REMOVED_RETRY returned: one page written back (zswap_writeback_entry() inlined); the entry read at the call",
         seen: Some(("6.18", "7.3")),
         silences: &[K_EV_ZSWPWB],
     },

@@ -205,7 +205,14 @@ impl Recorder {
                 },
                 nr: ev.nr,
             }),
-            kind::ZSWAP_WRITEBACK => Some(Record::ZswapWriteback { ts, tid, nr: ev.nr }),
+            kind::ZSWAP_WRITEBACK => Some(Record::ZswapWriteback {
+                ts,
+                tid,
+                nr: ev.nr,
+                entry: (ev.flags & exact::ENTRY != 0)
+                    .then(|| SwapEntry::from_val(ev.entry))
+                    .filter(SwapEntry::plausible),
+            }),
             kind::RA_WINDOW => Some(Record::RaWindow {
                 ts,
                 tid,

@@ -472,6 +472,13 @@ mod tests {
                 ts: 3_600,
                 tid: 2,
                 nr: 5,
+                entry: None,
+            },
+            Record::ZswapWriteback {
+                ts: 3_650,
+                tid: 2,
+                nr: 1,
+                entry: Some(SwapEntry { dev: 1, offset: 77 }),
             },
             Record::RaWindow {
                 ts: 3_700,

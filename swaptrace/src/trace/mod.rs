@@ -210,8 +210,15 @@ pub enum Record {
         /// None at entry, the return value at exit.
         ret: Option<i64>,
     },
-    /// Pages written back from zswap to the swap device.
-    ZswapWriteback { ts: u64, tid: u32, nr: u32 },
+    /// Pages written back from zswap to the swap device; `entry` the page's
+    /// swap entry where the probe read it (one page each).
+    ZswapWriteback {
+        ts: u64,
+        tid: u32,
+        nr: u32,
+        #[serde(default)]
+        entry: Option<SwapEntry>,
+    },
     /// A readahead window chosen by `swapin_nr_pages()` for a fault on `entry`,
     /// with the readahead hits it was computed from.
     RaWindow {

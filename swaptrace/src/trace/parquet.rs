@@ -471,10 +471,12 @@ fn row(r: &Record) -> Row<'_> {
             ret: *ret,
             ..Row::default()
         },
-        Record::ZswapWriteback { ts, tid, nr } => Row {
+        Record::ZswapWriteback { ts, tid, nr, entry } => Row {
             ts: w(*ts),
             tid: n(*tid),
             nr: n(*nr),
+            dev: entry.map(|e| e.dev as i32),
+            offset: entry.and_then(|e| w(e.offset)),
             ..Row::default()
         },
         Record::RaWindow {

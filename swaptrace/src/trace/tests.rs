@@ -80,6 +80,7 @@ fn one_of_each() -> Vec<Record> {
             ts: 0,
             tid: 1,
             nr: 1,
+            entry: None,
         },
         Record::RaWindow {
             ts: 0,

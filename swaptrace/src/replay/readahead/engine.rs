@@ -55,7 +55,7 @@ impl Reads {
         match store {
             Store::Zero => self.zero += 1,
             Store::Zswap => self.zswap += 1,
-            Store::Device => io.push(e),
+            Store::Device | Store::WrittenBack => io.push(e),
         }
     }
 }
@@ -95,6 +95,17 @@ impl Lists {
         } else {
             self.inactive.push_back(item);
         }
+        self.gen
+    }
+
+    /// A new generation for `entry` where reclaim looks first: the oldest
+    /// end of the inactive list (`folio_rotate_reclaimable()`).
+    fn push_reclaim_first(&mut self, entry: u64) -> u32 {
+        self.gen = self.gen.wrapping_add(1);
+        self.inactive.push_front(LruItem {
+            entry,
+            gen: self.gen,
+        });
         self.gen
     }
 }
@@ -142,6 +153,7 @@ impl Model<'_> {
             | Event::Unmapped { .. }
             | Event::Writeback { .. }
             | Event::Paid { .. } => {}
+            Event::WrittenBack { entry, .. } => self.slots.prefetch(&entry),
         }
     }
 
@@ -183,6 +195,30 @@ impl Model<'_> {
         self.slots.set_cache(&entry, cache);
         self.resident += 1;
         cache
+    }
+
+    /// `zswap_writeback_entry()` wrote `entry`'s page to the device through
+    /// a swap-cache folio of its own, which stays until its free (a fault
+    /// meanwhile finds it; readahead passes over it) or reclaim: a fault the
+    /// kernel served without a read finds it even where the model reclaimed
+    /// it ([`Model::fault`]). It fails where the page is in the swap cache:
+    /// where the model holds it, only the store changes.
+    fn written_back(&mut self, entry: SwapEntry, ts: u64) {
+        let Some(mut s) = self.slots.get(&entry) else {
+            return;
+        };
+        if s.store != Store::WrittenBack {
+            s.store = Store::WrittenBack;
+            self.slots.insert(entry, s);
+        }
+        if s.cache == Cache::No {
+            // Written with PG_reclaim set: at the end of its write the folio
+            // goes where reclaim looks first.
+            let gen = self.lists.push_reclaim_first(pack(entry));
+            let cache = Cache::Unused { ra: false, ts, gen };
+            self.slots.set_cache(&entry, cache);
+            self.resident += 1;
+        }
     }
 
     /// A recorded zswap writeback not yet matched to its folio made the
@@ -292,7 +328,9 @@ impl Model<'_> {
         // write the trace has not seen, or made by a zswap writeback.
         if kernel_read == 0
             && slot.cache == Cache::No
-            && (unseen || (self.input.frees && self.claim_writeback(f.entry, &mut slot)))
+            && (unseen
+                || slot.store == Store::WrittenBack
+                || (self.input.frees && self.claim_writeback(f.entry, &mut slot)))
         {
             slot.cache = self.cache_unmapped(f.entry, f.ts);
         }
@@ -700,6 +738,8 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
             Event::Freed { entry, .. } if model.input.frees => model.freed(entry),
             Event::Freed { .. } => {}
             Event::Writeback { nr, .. } => model.writebacks += nr as u64,
+            Event::WrittenBack { ts, entry } if model.input.frees => model.written_back(entry, ts),
+            Event::WrittenBack { .. } => {}
             Event::Paid { .. } if model.input.frees => model.evict(1),
             Event::Paid { .. } => {}
             Event::Fault {

@@ -33,6 +33,9 @@ pub enum Event {
     /// zswap page's entry the model does not hold is such a folio's, and
     /// the page is on the device from then.
     Writeback { ts: u64, nr: u32 },
+    /// zswap wrote `entry`'s page back: it is on the device, and its folio
+    /// (not read ahead) in the swap cache until its free.
+    WrittenBack { ts: u64, entry: SwapEntry },
     /// A swap-in fault on a page whose swap entry is known; `write` when
     /// the fault writes.
     Fault {
@@ -72,6 +75,7 @@ impl Event {
             | Event::Swapoff { ts, .. }
             | Event::Freed { ts, .. }
             | Event::Writeback { ts, .. }
+            | Event::WrittenBack { ts, .. }
             | Event::Paid { ts }
             | Event::Vma { ts, .. }
             | Event::Unmapped { ts, .. } => *ts,
@@ -90,6 +94,9 @@ pub enum Store {
     Zero,
     /// Compressed into zswap (ZSWPOUT).
     Zswap,
+    /// On the device, written there by zswap (`zswap_writeback_entry()`),
+    /// whose folio the kernel may still hold.
+    WrittenBack,
 }
 
 impl Store {
@@ -370,6 +377,15 @@ impl InputBuilder {
                 } else {
                     Event::Freed { ts, entry }
                 });
+            }
+            Record::ZswapWriteback {
+                ts,
+                entry: Some(entry),
+                ..
+            } if self.out_freed && entry.plausible() => {
+                // Its folio's free is not the store's own.
+                self.stored.remove(&entry);
+                out.push(Event::WrittenBack { ts, entry })
             }
             Record::ZswapWriteback { ts, nr, .. } if self.out_freed && nr > 0 => {
                 out.push(Event::Writeback { ts, nr })

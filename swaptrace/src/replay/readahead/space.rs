@@ -97,6 +97,7 @@ impl Packed {
             Store::Device => 0,
             Store::Zero => 1,
             Store::Zswap => 2,
+            Store::WrittenBack => 3,
         };
         let (state, gen, ts) = Packed::cache_bits(s.cache);
         Packed {
@@ -155,6 +156,7 @@ impl Packed {
         match (self.a >> STORE_SHIFT) & 3 {
             1 => Store::Zero,
             2 => Store::Zswap,
+            3 => Store::WrittenBack,
             _ => Store::Device,
         }
     }

@@ -7,7 +7,12 @@ use super::*;
 use crate::trace::{OutKind, Record};
 
 fn writeback(ts: u64, nr: u32) -> Record {
-    Record::ZswapWriteback { ts, tid: 1, nr }
+    Record::ZswapWriteback {
+        ts,
+        tid: 1,
+        nr,
+        entry: None,
+    }
 }
 
 /// 200 pages stored, 40 of them read from disk after the cold 100 were

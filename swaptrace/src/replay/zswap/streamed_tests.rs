@@ -103,7 +103,12 @@ fn mixed(seed: u64, reclaim: bool) -> Vec<Record> {
                     how,
                 });
                 if i % 29 == 0 {
-                    v.push(Record::ZswapWriteback { ts, tid, nr: 3 });
+                    v.push(Record::ZswapWriteback {
+                        ts,
+                        tid,
+                        nr: 3,
+                        entry: None,
+                    });
                 }
                 if i % 31 == 0 {
                     let (load, ok) = (x.is_multiple_of(2), !x.is_multiple_of(3));

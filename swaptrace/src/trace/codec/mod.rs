@@ -212,10 +212,16 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             }
             K_SYSCALL
         }
-        Record::ZswapWriteback { ts, tid, nr } => {
+        Record::ZswapWriteback { ts, tid, nr, entry } => {
             put_delta(&mut b, &mut st.ts, *ts);
             put(&mut b, *tid as u64);
             put(&mut b, *nr as u64);
+            // The entry after the fields readers before it knew (they skip
+            // a record's tail), not delta-coded: they would not follow.
+            if let Some(e) = entry {
+                put(&mut b, e.dev as u64);
+                put(&mut b, e.offset);
+            }
             K_ZSWAP_WB
         }
         Record::RaWindow {
@@ -631,6 +637,14 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
             ts: c.delta(&mut st.ts)?,
             tid: c.u32()?,
             nr: c.u32()?,
+            entry: if c.pos < c.b.len() {
+                Some(SwapEntry {
+                    dev: narrow::<u8>(c.var()?, "bad swap type")?,
+                    offset: c.var()?,
+                })
+            } else {
+                None
+            },
         },
         K_RA_WINDOW => {
             let ts = c.delta(&mut st.ts)?;

@@ -74,6 +74,16 @@ pub(crate) fn samples() -> Vec<Record> {
             ts: 8,
             tid: 3,
             nr: 1,
+            entry: None,
+        },
+        Record::ZswapWriteback {
+            ts: 8,
+            tid: 3,
+            nr: 1,
+            entry: Some(SwapEntry {
+                dev: 2,
+                offset: 1 << 40,
+            }),
         },
         Record::RaWindow {
             ts: 9,

@@ -17,6 +17,7 @@ pub(super) fn zswap(v: &mut Verdict, out: &Path) {
     };
     swap_out_check(v, &t, "zswap");
     let (mut stored, mut rejected, mut found, mut missed, mut wb) = (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut wb_named = 0u64;
     for r in &t.records {
         match r {
             Record::ZswapOp {
@@ -29,7 +30,10 @@ pub(super) fn zswap(v: &mut Verdict, out: &Path) {
                 found += *ok as u64;
                 missed += !*ok as u64;
             }
-            Record::ZswapWriteback { nr, .. } => wb += *nr as u64,
+            Record::ZswapWriteback { nr, entry, .. } => {
+                wb += *nr as u64;
+                wb_named += entry.map_or(0, |_| *nr as u64);
+            }
             _ => {}
         }
     }
@@ -83,6 +87,12 @@ pub(super) fn zswap(v: &mut Verdict, out: &Path) {
         v.check(
             wb > 0,
             format!("zswap: the shrinker wrote back ({wb} pages)"),
+        );
+        // zswap_writeback_entry()'s swpentry, or the entry shrink_memcg_cb()
+        // takes off the LRU (6.18+, inlined): the replay's folio for each.
+        v.check(
+            wb_named == wb,
+            format!("zswap: {wb_named} of {wb} writebacks name their swap entry"),
         );
     }
     match replay_zswap_text(&t) {

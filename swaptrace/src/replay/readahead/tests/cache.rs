@@ -258,6 +258,7 @@ fn a_zswap_writeback_puts_the_page_on_the_device() {
                 ts: 2 * s,
                 tid: 2,
                 nr: 2,
+                entry: None,
             });
         }
         records.extend([
@@ -277,6 +278,69 @@ fn a_zswap_writeback_puts_the_page_on_the_device() {
         (without.pswpin, without.zswpin, without.pgmajfault),
         (0, 3, 3)
     );
+}
+
+#[test]
+fn a_writeback_that_names_its_entry_leaves_that_folio_in_the_swap_cache() {
+    // Pages 12-15 stored to zswap, page 13 written back. The fault on 12
+    // reads the aligned window 12-15 (fixed:4): 12, 14 and 15 from zswap,
+    // not 13, whose writeback folio is in the swap cache; its fault is a
+    // hit, not a readahead one. Unnamed, the writeback changes nothing
+    // here: 13 is read ahead from zswap like the others.
+    let stored = |ts, offset| swap_out(1, ts, 0x1000 + offset, offset, OutKind::Zswap);
+    let replay_with = |entry: Option<SwapEntry>| {
+        let mut records = on_disk(0);
+        records.extend((12..16).map(|o| stored(o, o)));
+        records.push(Record::ZswapWriteback {
+            ts: 100,
+            tid: 2,
+            nr: 1,
+            entry,
+        });
+        records.extend([
+            fault_from(200, 0x1000 + 12, 12, 0, 4),
+            fault_from(300, 0x1000 + 13, 13, 0, 0),
+        ]);
+        replay_of(&records, true, "fixed:4")
+    };
+    let named = replay_with(Some(SwapEntry { dev: 0, offset: 13 }));
+    assert_eq!((named.zswpin, named.swap_ra, named.swap_ra_hit), (3, 2, 0));
+    assert_eq!((named.faults, named.pgmajfault, named.pswpin), (2, 1, 0));
+    let unnamed = replay_with(None);
+    assert_eq!(
+        (unnamed.zswpin, unnamed.swap_ra, unnamed.swap_ra_hit),
+        (4, 3, 1)
+    );
+    assert_eq!(unnamed.pgmajfault, 1);
+}
+
+#[test]
+fn a_written_back_page_the_kernel_served_without_a_read_is_a_hit() {
+    // Memory of two pages. Page 20 is written back; faults on 10 and 30
+    // read them from zswap, and reclaim takes 20's folio, the oldest. The
+    // kernel still had it: its fault on 20 read nothing. So does the
+    // model's, rather than read the device.
+    let stored = |ts, offset| swap_out(1, ts, 0x1000 + offset, offset, OutKind::Zswap);
+    let mut b = InputBuilder::new(4096).out_freed(true);
+    let mut records = on_disk(0);
+    records.extend([stored(10, 10), stored(20, 20), stored(30, 30)]);
+    records.extend([
+        Record::ZswapWriteback {
+            ts: 100,
+            tid: 2,
+            nr: 1,
+            entry: Some(SwapEntry { dev: 0, offset: 20 }),
+        },
+        fault_from(200, 0x1000 + 10, 10, 0, 1),
+        fault_from(300, 0x1000 + 30, 30, 0, 1),
+        fault_from(400, 0x1000 + 20, 20, 0, 0),
+    ]);
+    for r in &records {
+        b.add(r);
+    }
+    let m = run("none", &b.finish(3, 2).unwrap());
+    assert_eq!(m.faults, 3);
+    assert_eq!((m.pswpin, m.zswpin, m.pgmajfault), (0, 2, 2));
 }
 
 #[test]
