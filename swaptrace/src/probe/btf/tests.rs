@@ -372,7 +372,7 @@ fn live_vmlinux() {
     }
 }
 
-/// The lookups the probes make (probe/live.rs `globals`, probe/table.rs
+/// The lookups the probes make (probe/live/globals.rs `globals`, probe/table.rs
 /// `Req`s, kernel.rs checks), rendered as one line each.
 fn host_lookups(btf: &Btf) -> Vec<String> {
     let mut out = Vec::new();

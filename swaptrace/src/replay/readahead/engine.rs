@@ -3,6 +3,7 @@
 
 use super::error::ReplayError;
 use super::input::{Event, ReplayInput, Store, SwapoffMode};
+use super::lru::{inactive_is_low, Lists};
 use super::metrics::{Metrics, SwapoffMetrics};
 use super::policy::{FaultCtx, Policy};
 use super::space::{
@@ -57,56 +58,6 @@ impl Reads {
             Store::Zswap => self.zswap += 1,
             Store::Device | Store::WrittenBack => io.push(e),
         }
-    }
-}
-
-/// An LRU position: the slot and the generation that made it current.
-/// Packed to 12 bytes: the lists hold a stale item per move.
-#[derive(Clone, Copy)]
-#[repr(C, packed(4))]
-struct LruItem {
-    entry: u64,
-    gen: u32,
-}
-
-/// The two anon LRU lists and the generation that makes a slot's newest
-/// item its current one (older items of it are stale, skipped).
-#[derive(Default)]
-struct Lists {
-    /// The inactive list: resident swap-backed pages, oldest first.
-    inactive: VecDeque<LruItem>,
-    /// The active list: mapped pages reclaim found referenced.
-    active: VecDeque<LruItem>,
-    gen: u32,
-}
-
-impl Lists {
-    /// A new generation for the packed `entry`, at the tail of the active
-    /// list or the inactive one.
-    #[inline(always)]
-    fn push(&mut self, active: bool, entry: u64) -> u32 {
-        self.gen = self.gen.wrapping_add(1);
-        let item = LruItem {
-            entry,
-            gen: self.gen,
-        };
-        if active {
-            self.active.push_back(item);
-        } else {
-            self.inactive.push_back(item);
-        }
-        self.gen
-    }
-
-    /// A new generation for `entry` where reclaim looks first: the oldest
-    /// end of the inactive list (`folio_rotate_reclaimable()`).
-    fn push_reclaim_first(&mut self, entry: u64) -> u32 {
-        self.gen = self.gen.wrapping_add(1);
-        self.inactive.push_front(LruItem {
-            entry,
-            gen: self.gen,
-        });
-        self.gen
     }
 }
 
@@ -191,6 +142,12 @@ impl Model<'_> {
     /// (waiting after its write, or zswap's writeback of it).
     fn cache_unmapped(&mut self, entry: SwapEntry, ts: u64) -> Cache {
         let gen = self.next_gen(entry);
+        self.cache_unused(entry, ts, gen)
+    }
+
+    /// `entry`'s folio in memory, unmapped and not read ahead, at LRU
+    /// generation `gen`.
+    fn cache_unused(&mut self, entry: SwapEntry, ts: u64, gen: u32) -> Cache {
         let cache = Cache::Unused { ra: false, ts, gen };
         self.slots.set_cache(&entry, cache);
         self.resident += 1;
@@ -215,9 +172,7 @@ impl Model<'_> {
             // Written with PG_reclaim set: at the end of its write the folio
             // goes where reclaim looks first.
             let gen = self.lists.push_reclaim_first(pack(entry));
-            let cache = Cache::Unused { ra: false, ts, gen };
-            self.slots.set_cache(&entry, cache);
-            self.resident += 1;
+            self.cache_unused(entry, ts, gen);
         }
     }
 
@@ -609,29 +564,6 @@ impl Model<'_> {
         self.n_active = 0;
     }
 }
-
-/// `inactive_is_low()` (mm/vmscan.c): the inactive list times
-/// `int_sqrt(10 * GiB)` of both (1 below 1 GiB) is less than the active.
-#[inline(always)]
-fn inactive_is_low(inactive: usize, active: usize) -> bool {
-    let gb = (inactive + active) >> 18;
-    let ratio = match RATIOS.get(gb) {
-        Some(&r) => r as usize,
-        None => (10 * gb).isqrt(),
-    };
-    inactive * ratio < active
-}
-
-/// `inactive_is_low()`'s ratio up to 64 GiB (reclaim asks on every page).
-const RATIOS: [u8; 64] = {
-    let mut r = [1u8; 64];
-    let mut gb = 1;
-    while gb < 64 {
-        r[gb] = (10 * gb).isqrt() as u8;
-        gb += 1;
-    }
-    r
-};
 
 /// Replays `input` through `policy`.
 pub fn replay(input: &ReplayInput, policy: &mut dyn Policy) -> Metrics {

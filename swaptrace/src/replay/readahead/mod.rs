@@ -18,6 +18,7 @@ mod engine;
 mod error;
 mod fit;
 mod input;
+mod lru;
 mod metrics;
 mod policies;
 mod policy;

@@ -673,37 +673,6 @@ fn prefetch<T>(r: &T) {
 mod packing {
     use super::*;
 
-    /// Slots filled in offset order (a swap device's allocator) reallocate
-    /// the dense table by doubling, not once per few slots, and never past
-    /// its bound.
-    #[test]
-    fn a_dense_table_grows_by_doubling_up_to_its_bound() {
-        let cap = 100_000u64;
-        let mut t = SlotTable::for_counts(&[cap], &[cap - 1]);
-        let slot = Slot {
-            mm: 1,
-            vpage: 0,
-            store: Store::Device,
-            cache: Cache::No,
-        };
-        let mut capacities = vec![0];
-        for offset in 0..cap {
-            t.insert(SwapEntry { dev: 0, offset }, slot);
-            let c = t.devs[0].dense.capacity();
-            if capacities.last() != Some(&c) {
-                capacities.push(c);
-            }
-        }
-        // 0, then each at least twice the last, the last the bound.
-        assert!(capacities.len() <= 19, "{} reallocations", capacities.len());
-        assert!(capacities
-            .windows(2)
-            .skip(1)
-            .all(|w| w[1] >= 2 * w[0] || w[1] == cap as usize));
-        assert_eq!(capacities.last(), Some(&(cap as usize)));
-        assert_eq!(t.dense_len(0), cap as usize);
-    }
-
     #[test]
     fn a_page_table_keeps_every_entry_narrow_or_wide() {
         let mut t = PageTable::default();

@@ -43,6 +43,26 @@ fn fault(ts: u64, vpage: u64, offset: u64, pages_read: u32) -> Record {
     fault_from(ts, vpage, offset, pages_read, 0)
 }
 
+/// Page 0x1000 + `offset` stored to zswap at `offset`.
+fn stored(ts: u64, offset: u64) -> Record {
+    swap_out(1, ts, 0x1000 + offset, offset, OutKind::Zswap)
+}
+
+/// A read fault of page 0x1000 + `offset` ([`fault_from`]).
+fn read(ts: u64, offset: u64, pages_read: u32, zswap_loads: u32) -> Record {
+    fault_from(ts, 0x1000 + offset, offset, pages_read, zswap_loads)
+}
+
+/// zswap wrote `nr` pages back, naming the entry at `offset` if given.
+fn writeback(ts: u64, nr: u32, offset: Option<u64>) -> Record {
+    Record::ZswapWriteback {
+        ts,
+        tid: 2,
+        nr,
+        entry: offset.map(|offset| SwapEntry { dev: 0, offset }),
+    }
+}
+
 fn freed(ts: u64, offset: u64) -> Record {
     Record::OutFreed {
         ts,
@@ -196,25 +216,25 @@ fn a_stored_folios_own_free_is_not_a_second_free() {
     // later (a folio read ahead since) is one, and so is a free after a
     // fault of the entry, after a store to the device, or after a store of
     // the entry with no owner.
-    let stored = |ts, offset, how| swap_out(1, ts, 0x1000 + offset, offset, how);
+    let out_as = |ts, offset, how| swap_out(1, ts, 0x1000 + offset, offset, how);
     let mut b = InputBuilder::new(4096).out_freed(true);
     for r in [
-        stored(1_000, 1, OutKind::Zswap),
+        out_as(1_000, 1, OutKind::Zswap),
         freed(2_000, 1),
-        stored(1_000, 2, OutKind::Zswap),
+        out_as(1_000, 2, OutKind::Zswap),
         freed(2_000_000_000, 2),
-        stored(1_000, 3, OutKind::Io),
+        out_as(1_000, 3, OutKind::Io),
         freed(2_000, 3),
-        stored(1_000, 4, OutKind::Zswap),
-        fault_from(1_500, 0x1004, 4, 0, 1),
+        out_as(1_000, 4, OutKind::Zswap),
+        read(1_500, 4, 0, 1),
         freed(2_000, 4),
         // A zero-filled store's free stays a free (the host's readahead
         // replay balances memory with it).
-        stored(1_000, 6, OutKind::Zero),
+        out_as(1_000, 6, OutKind::Zero),
         freed(2_000, 6),
         // Stored, then its entry's folio read ahead and stored again with
         // no owner (never mapped): that free is the read-ahead folio's.
-        stored(1_000, 5, OutKind::Zswap),
+        out_as(1_000, 5, OutKind::Zswap),
         swap_out(0, 1_500, 0, 5, OutKind::Zswap),
         freed(1_600, 5),
     ] {
@@ -245,21 +265,12 @@ fn a_zswap_writeback_puts_the_page_on_the_device() {
     // beyond the model, and the fault reads the page from the device. The
     // other is still in the swap cache when its page faults: a minor
     // fault, where the model alone would read it from zswap.
-    let stored = |ts, offset| swap_out(1, ts, 0x1000 + offset, offset, OutKind::Zswap);
-    let read = |ts, offset, pages_read, zswap_loads| {
-        fault_from(ts, 0x1000 + offset, offset, pages_read, zswap_loads)
-    };
     let s = 1_000_000_000;
-    let replay_with = |writeback: bool| {
+    let replay_with = |with_writeback: bool| {
         let mut records = on_disk(0);
         records.extend([stored(10, 10), stored(20, 20), stored(30, 30)]);
-        if writeback {
-            records.push(Record::ZswapWriteback {
-                ts: 2 * s,
-                tid: 2,
-                nr: 2,
-                entry: None,
-            });
+        if with_writeback {
+            records.push(writeback(2 * s, 2, None));
         }
         records.extend([
             freed(2 * s + 10, 10),
@@ -287,23 +298,14 @@ fn a_writeback_that_names_its_entry_leaves_that_folio_in_the_swap_cache() {
     // not 13, whose writeback folio is in the swap cache; its fault is a
     // hit, not a readahead one. Unnamed, the writeback changes nothing
     // here: 13 is read ahead from zswap like the others.
-    let stored = |ts, offset| swap_out(1, ts, 0x1000 + offset, offset, OutKind::Zswap);
-    let replay_with = |entry: Option<SwapEntry>| {
+    let replay_with = |named: Option<u64>| {
         let mut records = on_disk(0);
         records.extend((12..16).map(|o| stored(o, o)));
-        records.push(Record::ZswapWriteback {
-            ts: 100,
-            tid: 2,
-            nr: 1,
-            entry,
-        });
-        records.extend([
-            fault_from(200, 0x1000 + 12, 12, 0, 4),
-            fault_from(300, 0x1000 + 13, 13, 0, 0),
-        ]);
+        records.push(writeback(100, 1, named));
+        records.extend([read(200, 12, 0, 4), read(300, 13, 0, 0)]);
         replay_of(&records, true, "fixed:4")
     };
-    let named = replay_with(Some(SwapEntry { dev: 0, offset: 13 }));
+    let named = replay_with(Some(13));
     assert_eq!((named.zswpin, named.swap_ra, named.swap_ra_hit), (3, 2, 0));
     assert_eq!((named.faults, named.pgmajfault, named.pswpin), (2, 1, 0));
     let unnamed = replay_with(None);
@@ -320,20 +322,14 @@ fn a_written_back_page_the_kernel_served_without_a_read_is_a_hit() {
     // read them from zswap, and reclaim takes 20's folio, the oldest. The
     // kernel still had it: its fault on 20 read nothing. So does the
     // model's, rather than read the device.
-    let stored = |ts, offset| swap_out(1, ts, 0x1000 + offset, offset, OutKind::Zswap);
     let mut b = InputBuilder::new(4096).out_freed(true);
     let mut records = on_disk(0);
     records.extend([stored(10, 10), stored(20, 20), stored(30, 30)]);
     records.extend([
-        Record::ZswapWriteback {
-            ts: 100,
-            tid: 2,
-            nr: 1,
-            entry: Some(SwapEntry { dev: 0, offset: 20 }),
-        },
-        fault_from(200, 0x1000 + 10, 10, 0, 1),
-        fault_from(300, 0x1000 + 30, 30, 0, 1),
-        fault_from(400, 0x1000 + 20, 20, 0, 0),
+        writeback(100, 1, Some(20)),
+        read(200, 10, 0, 1),
+        read(300, 30, 0, 1),
+        read(400, 20, 0, 0),
     ]);
     for r in &records {
         b.add(r);

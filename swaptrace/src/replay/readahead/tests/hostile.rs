@@ -184,3 +184,35 @@ fn dense_swap_offsets_stay_directly_indexed() {
     }
     assert!(t.allocated() <= 2 * 5001, "{} slots", t.allocated());
 }
+
+/// Slots filled in offset order (a swap device's allocator) reallocate the
+/// dense table by doubling, not once per few slots, and never past its
+/// bound.
+#[test]
+fn a_dense_table_grows_by_doubling_up_to_its_bound() {
+    let cap = 100_000u64;
+    let mut t = space::SlotTable::for_counts(&[cap], &[cap - 1]);
+    let slot = space::Slot {
+        mm: 1,
+        vpage: 0,
+        store: Store::Device,
+        cache: space::Cache::No,
+    };
+    let mut capacities = vec![0];
+    for offset in 0..cap {
+        t.insert(SwapEntry { dev: 0, offset }, slot);
+        // Dense only: the table's memory is the vector's capacity.
+        let c = t.allocated();
+        if capacities.last() != Some(&c) {
+            capacities.push(c);
+        }
+    }
+    // 0, then each at least twice the last, the last the bound.
+    assert!(capacities.len() <= 19, "{} reallocations", capacities.len());
+    assert!(capacities
+        .windows(2)
+        .skip(1)
+        .all(|w| w[1] >= 2 * w[0] || w[1] == cap as usize));
+    assert_eq!(capacities.last(), Some(&(cap as usize)));
+    assert_eq!(t.dense_len(0), cap as usize);
+}
