@@ -253,7 +253,7 @@ impl Model<'_> {
     fn fault(
         &mut self,
         f: FaultCtx,
-        (write, kernel_read): (bool, u32),
+        (write, kernel_read, cached): (bool, u32, bool),
         policy: &mut dyn Policy,
         scratch: &mut Vec<SwapEntry>,
     ) {
@@ -280,11 +280,14 @@ impl Model<'_> {
         };
         // Served without a read, and not in the model's memory: the kernel
         // found the folio in its swap cache, unmapped by reclaim before a
-        // write the trace has not seen, or made by a zswap writeback.
+        // write the trace has not seen, made by a zswap writeback, or the
+        // folio of a zswap store that reclaim has not freed yet (the model
+        // lets those go at the store; the kernel's lookup tells).
         if kernel_read == 0
             && slot.cache == Cache::No
             && (unseen
                 || slot.store == Store::WrittenBack
+                || (cached && slot.store == Store::Zswap)
                 || (self.input.frees && self.claim_writeback(f.entry, &mut slot)))
         {
             slot.cache = self.cache_unmapped(f.entry, f.ts);
@@ -681,6 +684,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                 entry,
                 write,
                 read,
+                cached,
             } => model.fault(
                 FaultCtx {
                     ts,
@@ -688,7 +692,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                     vpage,
                     entry,
                 },
-                (write, read),
+                (write, read, cached),
                 policy,
                 &mut scratch,
             ),

@@ -46,6 +46,8 @@ pub enum Event {
         write: bool,
         /// Pages the kernel read for it (device, zswap and zero pages).
         read: u32,
+        /// The kernel's swap-cache lookup found a folio no readahead made.
+        cached: bool,
     },
     /// A successful swapoff of device `dev` began: `try_to_unuse()` walks
     /// the page tables and swaps in every PTE that holds one of its entries.
@@ -207,6 +209,9 @@ pub struct InputBuilder {
     /// Entries stored to zswap, by the store's time, until the stored
     /// folio's own `out_freed`: see [`OWN_FREE_NS`].
     stored: HashMap<SwapEntry, u64, BuildHasherDefault<MixHasher>>,
+    /// Each task's last swap-cache lookup that found a folio no readahead
+    /// made: (entry, time); its fault's record follows.
+    cached: HashMap<u32, (SwapEntry, u64), BuildHasherDefault<MixHasher>>,
 }
 
 /// A folio stored to zswap leaves the replay at its swap-out; when the
@@ -235,6 +240,7 @@ impl InputBuilder {
             out_freed: false,
             reclaimed: false,
             stored: HashMap::default(),
+            cached: HashMap::default(),
         }
     }
 
@@ -344,6 +350,7 @@ impl InputBuilder {
             } if !entry.plausible() => self.bad_records += 1,
             Record::SwapFault {
                 ts,
+                tid,
                 mm,
                 addr,
                 entry: Some(entry),
@@ -354,6 +361,11 @@ impl InputBuilder {
                 ..
             } => {
                 self.stored.remove(&entry);
+                // The fault's own lookup: same task and entry, after its start.
+                let cached = self
+                    .cached
+                    .remove(&tid)
+                    .is_some_and(|(e, at)| e == entry && at >= ts);
                 note_max(&mut self.dev_max, entry);
                 out.push(Event::Fault {
                     ts,
@@ -364,9 +376,28 @@ impl InputBuilder {
                     read: pages_read
                         .saturating_add(zero_reads)
                         .saturating_add(zswap_loads),
+                    cached,
                 });
             }
-            Record::SwapFault { entry: None, .. } => self.unknown_faults += 1,
+            Record::SwapFault {
+                tid, entry: None, ..
+            } => {
+                self.cached.remove(&tid);
+                self.unknown_faults += 1
+            }
+            Record::CacheLookup {
+                ts,
+                tid,
+                entry,
+                hit,
+                ra_hit,
+            } => {
+                if hit && !ra_hit {
+                    self.cached.insert(tid, (entry, ts));
+                } else {
+                    self.cached.remove(&tid);
+                }
+            }
             Record::OutFreed { ts, entry } if self.out_freed && entry.plausible() => {
                 let own = self
                     .stored

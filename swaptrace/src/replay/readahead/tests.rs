@@ -44,6 +44,7 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
             },
             write: false,
             read: 0,
+            cached: false,
         });
     }
     ReplayInput {
@@ -276,6 +277,7 @@ fn out_then_fault(
             },
             write: false,
             read: 0,
+            cached: false,
         });
     }
     ReplayInput {

@@ -351,3 +351,50 @@ fn a_fault_served_without_a_read_is_a_hit_on_an_unseen_swap_out() {
     );
     assert_eq!((m.faults, m.pgmajfault, m.pswpin), (2, 1, 1));
 }
+
+/// The kernel's lookup for the fault on `offset` found a folio, not read
+/// ahead, in the swap cache.
+fn found(ts: u64, offset: u64, ra_hit: bool) -> Record {
+    Record::CacheLookup {
+        ts,
+        tid: 1,
+        entry: SwapEntry { dev: 0, offset },
+        hit: true,
+        ra_hit,
+    }
+}
+
+#[test]
+fn a_stored_folio_the_kernel_still_had_is_a_hit() {
+    // Pages 10 and 20 stored to zswap; the model lets their folios go at
+    // the store. The kernel's lookups found 10's folio (reclaim had not
+    // freed it yet): a hit with nothing read. 20's lookup found a readahead
+    // folio, which this policy (none) never made: a miss, read from zswap.
+    // Without a lookup the rule does not apply either.
+    let records = [
+        stored(10, 10),
+        stored(20, 20),
+        stored(30, 30),
+        found(101, 10, false),
+        read(100, 10, 0, 0),
+        found(201, 20, true),
+        read(200, 20, 0, 0),
+        read(300, 30, 0, 0),
+    ];
+    let m = replay_of(&records, false, "none");
+    assert_eq!(m.faults, 3);
+    assert_eq!((m.zswpin, m.pgmajfault), (2, 2));
+    // Another task's lookup, or one of another entry, tells nothing.
+    let mut other = found(101, 10, false);
+    if let Record::CacheLookup { tid, .. } = &mut other {
+        *tid = 2;
+    }
+    let m = replay_of(&[stored(10, 10), other, read(100, 10, 0, 0)], false, "none");
+    assert_eq!(m.pgmajfault, 1);
+    let m = replay_of(
+        &[stored(10, 10), found(101, 11, false), read(100, 10, 0, 0)],
+        false,
+        "none",
+    );
+    assert_eq!(m.pgmajfault, 1);
+}
