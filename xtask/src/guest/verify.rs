@@ -8,9 +8,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-const SCENARIOS: &[&str] = &[
-    "doctor", "swapoff", "free", "fentry", "kprobe", "both", "overhead",
-];
+const SCENARIOS: &[&str] = &["doctor", "swapoff", "free", "both", "overhead"];
 
 /// The files a scenario leaves besides its logs.
 fn expected(scenario: &str) -> &'static [&'static str] {
@@ -18,8 +16,6 @@ fn expected(scenario: &str) -> &'static [&'static str] {
         "doctor" => &["doctor.json", "doctor.txt"],
         "swapoff" => &["swapoff.swt", "swapoff.time"],
         "free" => &["free.swt", "free.time"],
-        "fentry" => &["fentry.swt"],
-        "kprobe" => &["kprobe.swt"],
         "both" => &["fentry.swt", "kprobe.swt"],
         "overhead" => &[
             "faults.json",

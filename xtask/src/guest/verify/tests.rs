@@ -69,8 +69,6 @@ fn synthetic_traces_are_read_and_checked() {
         "swapoff/swapoff.swt",
         "swapoff/full.swt",
         "free/free.swt",
-        "fentry/fentry.swt",
-        "kprobe/kprobe.swt",
         "both/fentry.swt",
         "both/kprobe.swt",
         "zswap/zswap.swt",
@@ -86,7 +84,11 @@ fn synthetic_traces_are_read_and_checked() {
         assert!(c.ok, "{c}");
     }
     // Synthetic traces carry no backends or free batches: those claims fail.
-    let c = check(&v, "fentry run used fentry, kprobe run used kprobes").expect("backend check");
+    let c = check(
+        &v,
+        "fentry recorder used fentry, kprobe recorder used kprobes",
+    )
+    .expect("backend check");
     assert!(!c.ok);
     assert!(
         v.to_string()
