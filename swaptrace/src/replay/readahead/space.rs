@@ -494,6 +494,10 @@ impl Hasher for MixHasher {
     fn write_u64(&mut self, v: u64) {
         self.0 ^= v;
     }
+
+    fn write_u32(&mut self, v: u32) {
+        self.0 = self.0.rotate_left(32) ^ v as u64;
+    }
 }
 
 /// An entry as a u64, 0 for none. Replay input holds only

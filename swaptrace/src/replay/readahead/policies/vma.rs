@@ -4,9 +4,11 @@
 use super::cluster::swapin_nr_pages;
 use crate::replay::readahead::input::SwapoffMode;
 use crate::replay::readahead::policy::{FaultCtx, Policy, PolicyArgs};
+use crate::replay::readahead::space::MixHasher;
 use crate::replay::readahead::space::{SwapView, PMD_PAGES};
 use crate::trace::SwapEntry;
 use std::collections::{BTreeMap, HashMap};
+use std::hash::BuildHasherDefault;
 
 const SWAP_RA_ORDER_CEILING: u32 = 5;
 const SWAP_RA_HITS_MAX: u32 = 0x3f;
@@ -70,9 +72,9 @@ pub struct Vma {
     name: String,
     swapoff: SwapoffMode,
     page_cluster: u32,
-    info: HashMap<Key, RaInfo>,
+    info: HashMap<Key, RaInfo, BuildHasherDefault<MixHasher>>,
     /// Each address space's VMAs: start page -> end page.
-    vmas: HashMap<u32, BTreeMap<u64, u64>>,
+    vmas: HashMap<u32, BTreeMap<u64, u64>, BuildHasherDefault<MixHasher>>,
     /// The VMA found last, with its address space (faults stay in one VMA
     /// for long runs).
     last: Option<(u32, u64, u64)>,
@@ -84,8 +86,8 @@ impl Vma {
             name: "vma".into(),
             swapoff: SwapoffMode::LookupStats,
             page_cluster,
-            info: HashMap::new(),
-            vmas: HashMap::new(),
+            info: HashMap::default(),
+            vmas: HashMap::default(),
             last: None,
         }
     }
