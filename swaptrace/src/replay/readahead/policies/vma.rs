@@ -4,8 +4,7 @@
 use super::cluster::swapin_nr_pages;
 use crate::replay::readahead::input::SwapoffMode;
 use crate::replay::readahead::policy::{FaultCtx, Policy, PolicyArgs};
-use crate::replay::readahead::space::MixHasher;
-use crate::replay::readahead::space::{SwapView, PMD_PAGES};
+use crate::replay::readahead::space::{MixHasher, SwapView, PMD_PAGES};
 use crate::trace::SwapEntry;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasherDefault;
