@@ -1,5 +1,5 @@
 //! The kernel's swap cache, as the replay needs it: which swap-cache folios
-//! exist (written to the device, swapped in, read ahead) and when each is
+//! exist (written to the device or stored, swapped in, read ahead) and when each is
 //! freed (`kmem:mm_page_free`): an `OUT_FREED` event with its entry.
 
 use crate::twin::twin;
@@ -43,6 +43,13 @@ pub(crate) fn watch(folio: u64, entry: u64, ts: u64) {
         // SAFETY: an array slot; a lost race costs one lookup or one free.
         unsafe { *w |= bit };
     }
+}
+
+/// Whether the folio at `folio` is watched.
+#[inline(always)]
+pub(crate) fn watched(folio: u64) -> bool {
+    // SAFETY: only tested for presence.
+    unsafe { LEAVING.get(folio) }.is_some()
 }
 
 /// Watches a swap-cache folio added to an LRU (a swap-in or a readahead

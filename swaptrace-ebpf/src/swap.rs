@@ -758,13 +758,17 @@ fn swap_out(folio: u64) {
             ev.flags |= flag::NO_VMA
         }
     }
-    if filtering() && WATCHED_MM.get_ptr(ev.mm).is_none() {
+    // A folio with no owner that the recording watches (read ahead by a
+    // selected task, never mapped) is that task's.
+    if filtering()
+        && WATCHED_MM.get_ptr(ev.mm).is_none()
+        && !(ev.mm == 0 && crate::cache::watched(folio.base))
+    {
         return;
     }
-    // Zswap and zero-filled folios are freed as soon as written.
-    if ev.flags & (flag::OUT_ZSWAP | flag::OUT_ZERO) == 0 {
-        crate::cache::watch(folio.base, swap, ev.ts_ns);
-    }
+    // Every written folio, stored ones too: 6.18's reclaim may keep a
+    // folio it stored to zswap for seconds.
+    crate::cache::watch(folio.base, swap, ev.ts_ns);
     emit(ev);
 }
 

@@ -330,7 +330,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
     AttachPoint {
         metric: "swap-out",
         backend: Backend::Tracepoint,
-        attach: "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free + mmap:vm_unmapped_area (entry in folio->private, < 6.6)",
+        attach: "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free (stored folios too) + mmap:vm_unmapped_area (entry in folio->private, < 6.6)",
         requires: &[
             Req::Tracepoint("mm_vmscan_write_folio", &["folio"]),
             Req::Tracepoint("mm_lru_insertion", &["folio"]),

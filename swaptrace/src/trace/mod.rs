@@ -283,7 +283,8 @@ pub enum Record {
         status: i32,
     },
     /// A swap-cache folio of `entry` was freed (`kmem:mm_page_free`): one
-    /// written to the device (a fault until then was minor), or one swapped
+    /// written (to the device, or in newer traces stored: a fault until
+    /// then was minor), or one swapped
     /// in or read ahead (its slot, if kept, is read again by the next use).
     OutFreed { ts: u64, entry: SwapEntry },
     /// `vm_unmapped_area()` found `[start, end)` of address space `mm`
@@ -393,17 +394,32 @@ pub struct Header {
 }
 
 /// The swap-out metric's attach point that also watched the swap cache:
-/// folios written, swapped in or read ahead (added to an LRU), and freed.
+/// folios written (stored ones too), swapped in or read ahead (added to an
+/// LRU), and freed.
 pub const OUT_FREED_ATTACH: &str =
-    "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free + mmap:vm_unmapped_area";
+    "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free (stored folios too) + mmap:vm_unmapped_area";
+
+/// What the attach point of a recording that watched stored folios says.
+const STORED_FREES: &str = "mm_page_free (stored folios too)";
 
 impl Header {
     /// Whether the recording sent [`Record::OutFreed`] for device-written
     /// folios (older traces did not: their swap cache is unknown).
     pub fn records_out_freed(&self) -> bool {
+        self.swap_out_attach().any(|a| a.contains("mm_page_free"))
+    }
+
+    /// Whether it sent them for folios stored to zswap or zero-filled as
+    /// well (older traces watched those only when swapped in before).
+    pub fn records_stored_frees(&self) -> bool {
+        self.swap_out_attach().any(|a| a.contains(STORED_FREES))
+    }
+
+    fn swap_out_attach(&self) -> impl Iterator<Item = &String> {
         self.metrics
             .iter()
-            .any(|m| m.metric == "swap-out" && m.attach.iter().any(|a| a.contains("mm_page_free")))
+            .filter(|m| m.metric == "swap-out")
+            .flat_map(|m| m.attach.iter())
     }
 }
 

@@ -104,6 +104,7 @@ impl Model<'_> {
             | Event::Unmapped { .. }
             | Event::Writeback { .. }
             | Event::Paid { .. } => {}
+            Event::Rewritten { entry, .. } => self.slots.prefetch(&entry),
             Event::WrittenBack { entry, .. } => self.slots.prefetch(&entry),
         }
     }
@@ -152,6 +153,21 @@ impl Model<'_> {
         self.slots.set_cache(&entry, cache);
         self.resident += 1;
         cache
+    }
+
+    /// Reclaim wrote `entry`'s unmapped folio again: a readahead page it
+    /// was, unused, no longer (`pageout()` clears PG_reclaim, alias
+    /// PG_readahead); a fault on it is a plain hit.
+    fn rewritten(&mut self, entry: SwapEntry) {
+        if let Some(Slot {
+            cache: Cache::Unused { ra: true, ts, gen },
+            ..
+        }) = self.slots.get(&entry)
+        {
+            self.m.pollution += 1;
+            self.slots
+                .set_cache(&entry, Cache::Unused { ra: false, ts, gen });
+        }
     }
 
     /// `zswap_writeback_entry()` wrote `entry`'s page to the device through
@@ -675,6 +691,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
             Event::Writeback { nr, .. } => model.writebacks += nr as u64,
             Event::WrittenBack { ts, entry } if model.input.frees => model.written_back(entry, ts),
             Event::WrittenBack { .. } => {}
+            Event::Rewritten { entry, .. } => model.rewritten(entry),
             Event::Paid { .. } if model.input.frees => model.evict(1),
             Event::Paid { .. } => {}
             Event::Fault {

@@ -3,7 +3,7 @@
 
 use super::error::ReplayError;
 use super::space::MixHasher;
-use crate::trace::{Loaded, OutKind, Record, SwapEntry, Syscall, MAX_FOLIO_PAGES};
+use crate::trace::{Header, Loaded, OutKind, Record, SwapEntry, Syscall, MAX_FOLIO_PAGES};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -19,12 +19,17 @@ pub enum Event {
         entry: SwapEntry,
         store: Store,
         /// The folio stays in the swap cache until [`Event::Freed`] (a
-        /// device write whose freeing the recording watched).
+        /// device write whose freeing the recording watched, or any store
+        /// where it watched stored folios too).
         lingers: bool,
     },
     /// The folio of a swap-out of `entry` was freed: no longer in the swap
     /// cache (`kmem:mm_page_free`).
     Freed { ts: u64, entry: SwapEntry },
+    /// The swap-cache folio of `entry`, never mapped (read ahead), was
+    /// written again by reclaim (a swap-out with no owner): `pageout()`
+    /// cleared its PG_reclaim, which is PG_readahead.
+    Rewritten { ts: u64, entry: SwapEntry },
     /// A folio the replay let go at its swap-out (stored without I/O) was
     /// freed: the kernel's reclaim ran, and nothing else changed.
     Paid { ts: u64 },
@@ -79,6 +84,7 @@ impl Event {
             | Event::Writeback { ts, .. }
             | Event::WrittenBack { ts, .. }
             | Event::Paid { ts }
+            | Event::Rewritten { ts, .. }
             | Event::Vma { ts, .. }
             | Event::Unmapped { ts, .. } => *ts,
         }
@@ -175,8 +181,7 @@ impl ReplayInput {
             .records
             .iter()
             .any(|r| matches!(r, Record::Reclaim { begin: true, .. }));
-        let frees = t.header.records_out_freed() && reclaimed;
-        let mut b = InputBuilder::new(t.header.page_size).out_freed(frees);
+        let mut b = InputBuilder::for_header(&t.header, reclaimed);
         for r in &t.records {
             b.add(r);
         }
@@ -204,6 +209,8 @@ pub struct InputBuilder {
     swapoffs: Vec<(u64, u64)>,
     /// The trace records when device-written folios were freed.
     out_freed: bool,
+    /// ... and stored ones (zswap, zero-filled).
+    stored_frees: bool,
     /// A reclaim began (direct or memcg).
     reclaimed: bool,
     /// Entries stored to zswap, by the store's time, until the stored
@@ -238,10 +245,19 @@ impl InputBuilder {
             swapoff_open: HashMap::new(),
             swapoffs: Vec::new(),
             out_freed: false,
+            stored_frees: false,
             reclaimed: false,
             stored: HashMap::default(),
             cached: HashMap::default(),
         }
+    }
+
+    /// A builder for a trace of header `h`, where a reclaim was recorded
+    /// (`reclaimed`) or not: what the recording tells of the swap cache.
+    pub(super) fn for_header(h: &Header, reclaimed: bool) -> InputBuilder {
+        InputBuilder::new(h.page_size)
+            .out_freed(h.records_out_freed() && reclaimed)
+            .stored_frees(h.records_stored_frees())
     }
 
     /// Device-written folios stay in the swap cache until their
@@ -249,6 +265,14 @@ impl InputBuilder {
     /// without reclaim, as with MADV_PAGEOUT, the replay keeps its own LRU).
     pub fn out_freed(mut self, on: bool) -> InputBuilder {
         self.out_freed = on;
+        self
+    }
+
+    /// The trace records the frees of folios stored to zswap or
+    /// zero-filled as well: those stay in the swap cache until freed, as
+    /// device-written ones (6.18's reclaim may keep them for seconds).
+    pub fn stored_frees(mut self, on: bool) -> InputBuilder {
+        self.stored_frees = on;
         self
     }
 
@@ -318,9 +342,14 @@ impl InputBuilder {
                     self.bad_records += 1;
                     return;
                 }
+                let store = Store::of(how);
+                // A large stored folio may be split before its pages are
+                // freed, and only its head is watched: it leaves at once.
+                let lingers =
+                    self.out_freed && (store == Store::Device || (self.stored_frees && nr == 1));
                 for (i, e) in entry.folio(nr as u64).enumerate() {
                     let i = i as u64;
-                    if self.out_freed && Store::of(how) == Store::Zswap {
+                    if self.out_freed && !lingers && store == Store::Zswap {
                         self.stored.insert(e, ts);
                     } else {
                         self.stored.remove(&e);
@@ -331,8 +360,8 @@ impl InputBuilder {
                         mm,
                         vpage: (vaddr >> self.shift) + i,
                         entry: e,
-                        store: Store::of(how),
-                        lingers: self.out_freed && Store::of(how) == Store::Device,
+                        store,
+                        lingers,
                     });
                 }
             }
@@ -340,9 +369,10 @@ impl InputBuilder {
             // zswap load leaves it dirty) written again to its entry. Its
             // page keeps the entry; its free, which follows, is the model's
             // to apply.
-            Record::SwapOut { entry, nr, .. } => {
+            Record::SwapOut { ts, entry, nr, .. } if entry.plausible() => {
                 for e in entry.folio((nr.max(1) as u64).min(MAX_FOLIO_PAGES as u64)) {
                     self.stored.remove(&e);
+                    out.push(Event::Rewritten { ts, entry: e });
                 }
             }
             Record::SwapFault {

@@ -42,7 +42,7 @@ pub(super) struct Plan {
 
 fn plan(mut s: TraceStream, progress: &mut dyn FnMut(&TraceStream)) -> (Plan, StreamEnd) {
     let h = s.header();
-    let mut builder = InputBuilder::new(h.page_size).out_freed(h.records_out_freed());
+    let mut builder = InputBuilder::for_header(h, true);
     let mut scratch = Vec::new();
     let mut mins = Vec::new();
     let mut costs = FaultCosts::default();
@@ -95,8 +95,7 @@ pub(super) struct Sorter<'a> {
 impl<'a> Sorter<'a> {
     pub(super) fn new(header: &Header, plan: &'a Plan) -> Sorter<'a> {
         Sorter {
-            builder: InputBuilder::new(header.page_size)
-                .out_freed(header.records_out_freed() && plan.builder.reclaimed()),
+            builder: InputBuilder::for_header(header, plan.builder.reclaimed()),
             pending: Vec::new(),
             swapoffs: &plan.swapoffs,
             next_swapoff: 0,

@@ -398,3 +398,65 @@ fn a_stored_folio_the_kernel_still_had_is_a_hit() {
     );
     assert_eq!(m.pgmajfault, 1);
 }
+
+#[test]
+fn a_stored_folio_stays_until_its_recorded_free() {
+    // A recording that watched stored folios: pages 8 (zswap) and 10
+    // (zero-filled) keep their folios, 9's is freed. The fault on 9 reads
+    // it from zswap, and its window of 8 passes over 8 and 10, whose
+    // faults are plain hits. An older recording (stored folios let go at
+    // the store) reads both ahead, and their faults are readahead hits.
+    let records = [
+        on_disk(0)[0].clone(),
+        stored(1, 8),
+        stored(2, 9),
+        swap_out(1, 3, 0x1000 + 10, 10, OutKind::Zero),
+        freed(4, 9),
+        read(100, 9, 0, 1),
+        read(200, 8, 0, 0),
+        read(300, 10, 0, 0),
+    ];
+    let replay = |stored_frees| {
+        let mut b = InputBuilder::new(4096)
+            .out_freed(true)
+            .stored_frees(stored_frees);
+        for r in &records {
+            b.add(r);
+        }
+        let m = run("fixed:8", &b.finish(3, 1 << 20).expect("input"));
+        (m.faults, m.pgmajfault, m.zswpin, m.swap_ra, m.swap_ra_hit)
+    };
+    assert_eq!(replay(true), (3, 1, 1, 0, 0));
+    assert_eq!(replay(false), (3, 1, 2, 2, 2));
+}
+
+#[test]
+fn a_readahead_folio_written_again_is_no_readahead_hit() {
+    // 8 and 9 stored, their folios freed. The fault on 8 reads 9 ahead.
+    // Reclaim writes 9's folio again (a swap-out with no owner: it was
+    // never mapped), which clears its PG_readahead: the fault on 9 finds
+    // it, a plain hit, and the readahead page counts as unused. Without
+    // that write, the fault is a readahead hit.
+    let replay = |rewrite: bool| {
+        let mut records = vec![
+            on_disk(0)[0].clone(),
+            stored(1, 8),
+            stored(2, 9),
+            freed(3, 8),
+            freed(4, 9),
+            read(100, 8, 0, 1),
+        ];
+        if rewrite {
+            records.push(swap_out(0, 150, 0, 9, OutKind::Zswap));
+        }
+        records.push(read(200, 9, 0, 0));
+        let mut b = InputBuilder::new(4096).out_freed(true).stored_frees(true);
+        for r in &records {
+            b.add(r);
+        }
+        let m = run("fixed:2", &b.finish(3, 1 << 20).expect("input"));
+        (m.pgmajfault, m.swap_ra, m.swap_ra_hit, m.pollution)
+    };
+    assert_eq!(replay(false), (1, 1, 1, 0));
+    assert_eq!(replay(true), (1, 1, 0, 1));
+}
