@@ -1,6 +1,7 @@
 //! The kernel's swap cache, as the replay needs it: which swap-cache folios
-//! exist (written to the device or stored, swapped in, read ahead) and when each is
-//! freed (`kmem:mm_page_free`): an `OUT_FREED` event with its entry.
+//! exist (written to the device or stored, swapped in, read ahead) and
+//! when each is freed (`kmem:mm_page_free`): an `OUT_FREED` event with its
+//! entry.
 
 use crate::twin::twin;
 use aya_ebpf::{

@@ -284,8 +284,8 @@ pub enum Record {
     },
     /// A swap-cache folio of `entry` was freed (`kmem:mm_page_free`): one
     /// written (to the device, or in newer traces stored: a fault until
-    /// then was minor), or one swapped
-    /// in or read ahead (its slot, if kept, is read again by the next use).
+    /// then was minor), or one swapped in or read ahead (its slot, if
+    /// kept, is read again by the next use).
     OutFreed { ts: u64, entry: SwapEntry },
     /// `vm_unmapped_area()` found `[start, end)` of address space `mm`
     /// free, for a new mapping: what the range held before (pages, swap

@@ -213,19 +213,21 @@ pub struct InputBuilder {
     stored_frees: bool,
     /// A reclaim began (direct or memcg).
     reclaimed: bool,
-    /// Entries stored to zswap, by the store's time, until the stored
-    /// folio's own `out_freed`: see [`OWN_FREE_NS`].
+    /// Entries stored to zswap whose folio does not linger, by the
+    /// store's time, until the stored folio's own `out_freed`: see
+    /// [`OWN_FREE_NS`].
     stored: HashMap<SwapEntry, u64, BuildHasherDefault<MixHasher>>,
     /// Each task's last swap-cache lookup that found a folio no readahead
     /// made: (entry, time); its fault's record follows.
     cached: HashMap<u32, (SwapEntry, u64), BuildHasherDefault<MixHasher>>,
 }
 
-/// A folio stored to zswap leaves the replay at its swap-out; when the
-/// recorder watched it (it was read from swap before), its free follows
-/// within the reclaim pass that stored it ([`Event::Paid`]). A free of the
-/// entry later than this, with no fault or store between, is of a folio
-/// read ahead since. Measured on 6.12's zswap runs: 99.7% of these frees
+/// A folio stored to zswap leaves the replay at its swap-out where the
+/// recording did not watch stored folios (older traces) or the folio is
+/// large; when the recorder watched it (read from swap before, or the
+/// head of a large folio), its free follows within the reclaim pass that
+/// stored it ([`Event::Paid`]). A free of the entry later than this, with
+/// no fault or store between, is of a folio read ahead since. Measured on 6.12's zswap runs: 99.7% of these frees
 /// within 100 ms, the others after more than a second. Zero-filled stores
 /// keep their frees: the host's replays balance memory with them (its
 /// `zero` shape replays exactly with them, 4-9% off without).
