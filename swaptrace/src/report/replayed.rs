@@ -22,6 +22,9 @@ pub fn replayed_text(t: &Loaded, r: &Replayed) -> String {
                 "the model's own (this trace does not record folio frees)"
             };
             let _ = writeln!(s, "swap cache: {cache}");
+            if let Some(line) = reclaim_note(&t.header) {
+                let _ = writeln!(s, "reclaim: {line}");
+            }
             s
         }
         Replayed::Free(r) => super::free_replay_text(r),
@@ -42,12 +45,34 @@ pub fn replayed_json(t: &Loaded, r: &Replayed) -> serde_json::Value {
             );
             v["memory"] = serde_json::json!(r.memory);
             v["swap_cache_recorded"] = serde_json::json!(t.header.records_out_freed());
+            v["reclaim_keeps_unmapped_dirty"] = serde_json::json!(t.header.keeps_unmapped_dirty());
+            v["lru_gen_clears_readahead"] = serde_json::json!(t.header.lru_gen_clears_readahead);
             v
         }
         Replayed::Free(r) => super::free_replay_json(r),
         Replayed::Zswap(r) => super::zswap_json(&r.live, &r.metrics),
         Replayed::Khugepaged(r) => super::khp_replay_json(r),
     }
+}
+
+/// What the recording kernel's reclaim does to readahead folios, where
+/// the replay follows it or cannot.
+fn reclaim_note(h: &crate::trace::Header) -> Option<String> {
+    let mut parts = Vec::new();
+    let zswap = h.zswap.get("enabled").is_none_or(|v| v.trim() == "Y");
+    if h.keeps_unmapped_dirty() && zswap {
+        parts.push(
+            "pages read ahead from zswap stay until faulted (dirty, never mapped: \
+             pageout() activates them)",
+        );
+    }
+    if h.lru_gen_clears_readahead == Some(true) {
+        parts.push(
+            "MGLRU clears PG_readahead of the folios it isolates and keeps; not \
+             modelled, so the replay may count readahead hits the kernel did not",
+        );
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 fn table<'a>(rows: impl Iterator<Item = (&'a str, String)>) -> String {
@@ -83,4 +108,32 @@ pub fn param_help(f: &dyn Family) -> String {
     }
     o += &table(f.params().iter().map(|p| (p.name, p.help.to_string())));
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reclaim_note;
+    use crate::trace::Header;
+
+    #[test]
+    fn the_reclaim_note_says_what_the_recording_kernel_does() {
+        let h = |release: &str, zswap: Option<&str>, mglru: Option<bool>| {
+            let mut h = Header {
+                kernel_release: release.into(),
+                lru_gen_clears_readahead: mglru,
+                ..Header::default()
+            };
+            if let Some(z) = zswap {
+                h.zswap.insert("enabled".into(), z.into());
+            }
+            reclaim_note(&h)
+        };
+        let both = h("6.18.15", Some("Y"), Some(true)).expect("a note");
+        assert!(both.contains("pageout() activates") && both.contains("MGLRU"));
+        assert_eq!(h("6.12.118", Some("Y"), Some(false)), None);
+        let mglru = h("6.12.118", Some("Y"), Some(true)).expect("a note");
+        assert!(!mglru.contains("pageout()") && mglru.contains("MGLRU"));
+        // zswap off: no page is read ahead from it.
+        assert_eq!(h("6.18.15", Some("N"), None), None);
+    }
 }

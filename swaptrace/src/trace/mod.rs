@@ -391,6 +391,18 @@ pub struct Header {
     /// traces of many hosts can be told apart; absent in older traces.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
+    /// Whether reclaim keeps a dirty swap-cache folio never mapped (read
+    /// ahead from zswap, whose load leaves it dirty): `pageout()` activates
+    /// it where swap has no `swap_writepage()` (6.18; 6.12 writes it again).
+    /// From /proc/kallsyms; absent in older traces: see
+    /// [`Header::keeps_unmapped_dirty`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keeps_unmapped_dirty: Option<bool>,
+    /// MGLRU on (`/sys/kernel/mm/lru_gen/enabled`) and PG_readahead the bit
+    /// of PG_reclaim (BTF): its `isolate_folio()` clears that bit, so a
+    /// readahead folio reclaim isolates and keeps is no readahead hit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lru_gen_clears_readahead: Option<bool>,
 }
 
 /// The swap-out metric's attach point that also watched the swap cache:
@@ -413,6 +425,13 @@ impl Header {
     /// well (older traces watched those only when swapped in before).
     pub fn records_stored_frees(&self) -> bool {
         self.swap_out_attach().any(|a| a.contains(STORED_FREES))
+    }
+
+    /// Whether the recording kernel's reclaim keeps dirty swap-cache folios
+    /// never mapped; older traces: from 6.18, where it was seen.
+    pub fn keeps_unmapped_dirty(&self) -> bool {
+        self.keeps_unmapped_dirty
+            .unwrap_or_else(|| kernel_version(&self.kernel_release) >= (6, 18))
     }
 
     fn swap_out_attach(&self) -> impl Iterator<Item = &String> {

@@ -191,3 +191,25 @@ fn serde_tags_are_the_common_kind_names() {
         assert_eq!(v["kind"], r.kind_name(), "{r:?}");
     }
 }
+
+/// What the recorder read from the kernel wins; an older trace's kernel
+/// release decides otherwise (kept from 6.18, where it was seen).
+#[test]
+fn keeps_unmapped_dirty_from_the_recording_or_the_release() {
+    let h = |release: &str, recorded: Option<bool>| Header {
+        kernel_release: release.into(),
+        keeps_unmapped_dirty: recorded,
+        ..Header::default()
+    };
+    assert!(h("6.18.15+deb13-amd64", None).keeps_unmapped_dirty());
+    assert!(h("7.3.4", None).keeps_unmapped_dirty());
+    assert!(!h("6.12.118+deb12-amd64", None).keeps_unmapped_dirty());
+    assert!(!h("unknown", None).keeps_unmapped_dirty());
+    assert!(h("6.16.0", Some(true)).keeps_unmapped_dirty());
+    assert!(!h("6.18.0", Some(false)).keeps_unmapped_dirty());
+    // Older headers have no such field, and read as None.
+    let json = serde_json::to_string(&h("6.1.0", None)).expect("json");
+    assert!(!json.contains("keeps_unmapped_dirty"));
+    let back: Header = serde_json::from_str(&json).expect("header");
+    assert_eq!(back.keeps_unmapped_dirty, None);
+}

@@ -503,10 +503,14 @@ impl Model<'_> {
     /// is deactivated (`shrink_active_list()`: anon pages always are);
     /// else the oldest inactive page is scanned (`shrink_folio_list()`): a
     /// mapped page that was referenced is activated, an unused readahead
-    /// page or an unreferenced one goes.
+    /// page or an unreferenced one goes (not one read ahead from zswap where
+    /// `pageout()` keeps it: [`ReplayInput::keeps_unmapped_dirty`]).
     /// Also `pay` pages of [`Model::debt`], at a kernel free.
     fn evict(&mut self, pay: i64) {
         let floor = (self.debt - pay).max(0);
+        // Pages passed over as dirty readahead: past the list's length, only
+        // they are left.
+        let mut kept = 0;
         while self.resident > self.input.memory_pages || self.debt > floor {
             if inactive_is_low(self.resident - self.n_active, self.n_active) {
                 self.deactivate();
@@ -546,6 +550,18 @@ impl Model<'_> {
                     }
                     self.drop_slot(e);
                     self.debt -= (self.debt > 0) as i64;
+                }
+                Scan::Clean { ra: true }
+                    if self.input.keeps_unmapped_dirty && s.store() == Store::Zswap =>
+                {
+                    // Read ahead from zswap, whose load left it dirty, and
+                    // never mapped: pageout() activates it, neither anon nor
+                    // shmem. Back at the young end of the list.
+                    s.move_to(false, self.lists.push(false, item.entry));
+                    kept += 1;
+                    if kept > self.lists.inactive.len() {
+                        break;
+                    }
                 }
                 Scan::Clean { ra } => {
                     self.m.pollution += ra as u64;

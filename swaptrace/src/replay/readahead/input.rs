@@ -173,6 +173,9 @@ pub struct ReplayInput {
     /// full): the model's memory follows the kernel's. Without reclaim, as
     /// with MADV_PAGEOUT, the model's own LRU keeps it.
     pub frees: bool,
+    /// Reclaim keeps a page read ahead from zswap (dirty, never mapped):
+    /// [`crate::trace::Header::keeps_unmapped_dirty`].
+    pub keeps_unmapped_dirty: bool,
 }
 
 impl ReplayInput {
@@ -187,6 +190,7 @@ impl ReplayInput {
         }
         let mut input = b.finish(t.header.readahead.page_cluster.unwrap_or(3), memory_pages)?;
         input.swapoff_mode = SwapoffMode::for_release(&t.header.kernel_release);
+        input.keeps_unmapped_dirty = t.header.keeps_unmapped_dirty();
         Ok(input)
     }
 }
@@ -549,6 +553,7 @@ impl InputBuilder {
             bad_records: self.bad_records,
             swapoff_mode: SwapoffMode::LookupStats,
             frees: self.out_freed && self.reclaimed,
+            keeps_unmapped_dirty: false,
         }
     }
 
@@ -573,6 +578,7 @@ impl InputBuilder {
             bad_records: self.bad_records,
             swapoff_mode: SwapoffMode::LookupStats,
             frees: self.out_freed && self.reclaimed,
+            keeps_unmapped_dirty: false,
         })
     }
 }

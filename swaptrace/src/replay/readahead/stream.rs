@@ -188,6 +188,7 @@ impl Scanned {
         let page_cluster = header.readahead.page_cluster.unwrap_or(3);
         let mut input = b.meta(page_cluster, memory.pages, plan.unknown_swapoffs);
         input.swapoff_mode = SwapoffMode::for_release(&header.kernel_release);
+        input.keeps_unmapped_dirty = header.keeps_unmapped_dirty();
         let swapoff = !plan.swapoffs.is_empty();
         let (device, cost, policies) =
             prepare(&mut input, header, &plan.costs, req, Some(swapoff))?;

@@ -57,6 +57,7 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
         bad_records: 0,
         swapoff_mode: SwapoffMode::LookupStats,
         frees: false,
+        keeps_unmapped_dirty: false,
     }
 }
 
@@ -290,6 +291,7 @@ fn out_then_fault(
         bad_records: 0,
         swapoff_mode: SwapoffMode::LookupStats,
         frees: false,
+        keeps_unmapped_dirty: false,
     }
 }
 

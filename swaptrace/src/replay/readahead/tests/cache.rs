@@ -460,3 +460,31 @@ fn a_readahead_folio_written_again_is_no_readahead_hit() {
     assert_eq!(replay(false), (1, 1, 1, 0));
     assert_eq!(replay(true), (1, 1, 0, 1));
 }
+
+/// Slots 0-15 stored to zswap, their folios freed. The fault on 0 reads
+/// 0-7 where the kernel read only 0: 7 pages beyond the kernel's, which
+/// the kernel's next 7 frees (of its own pages, 8-14) have reclaim pay
+/// for. Pages read ahead from zswap are dirty and were never mapped: where
+/// `pageout()` activates those (6.18), reclaim finds nothing to take and the
+/// fault on 1 is a readahead hit; where it writes them again (6.12), they
+/// go, and the fault on 1 reads again.
+#[test]
+fn a_dirty_readahead_folio_stays_where_pageout_keeps_it() {
+    let replay = |keeps: bool| {
+        let mut records = vec![on_disk(0)[0].clone()];
+        records.extend((0..16).flat_map(|i| [stored(1 + 2 * i, i), freed(2 + 2 * i, i)]));
+        records.push(read(40, 0, 0, 1));
+        records.extend((8..15).map(|i| freed(41 + i, i)));
+        records.push(read(60, 1, 0, 1));
+        let mut b = InputBuilder::new(4096).out_freed(true).stored_frees(true);
+        for r in &records {
+            b.add(r);
+        }
+        let mut inp = b.finish(3, 1 << 20).expect("input");
+        inp.keeps_unmapped_dirty = keeps;
+        let m = run("fixed:8", &inp);
+        (m.pgmajfault, m.swap_ra_hit, m.pollution)
+    };
+    assert_eq!(replay(true), (1, 1, 0));
+    assert_eq!(replay(false), (2, 0, 7));
+}
