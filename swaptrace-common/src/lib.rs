@@ -44,8 +44,12 @@ pub mod kind {
     /// `vm_unmapped_area()` found `[addr, addr + entry)` free in `mm` for a
     /// new mapping: whatever that range held before (munmap) is gone.
     pub const UNMAPPED: u8 = 21;
+    /// Reclaim isolated a watched swap-cache folio that is dirty and was
+    /// never mapped (read ahead from zswap), and will keep it
+    /// (`shrink_folio_list()`): MGLRU's isolation cleared its PG_readahead.
+    pub const ISOLATED: u8 = 22;
     /// One past the largest kind.
-    pub const COUNT: usize = 22;
+    pub const COUNT: usize = 23;
 
     /// The trace record an event of kind `k` becomes ([`super::names`]),
     /// "unknown" for none.
@@ -70,6 +74,7 @@ pub mod kind {
             FORK => names::SWAP_FAULT,
             OUT_FREED => names::OUT_FREED,
             UNMAPPED => names::UNMAPPED,
+            ISOLATED => names::ISOLATED,
             _ => "unknown",
         }
     }
@@ -98,6 +103,7 @@ pub mod names {
     pub const ZAP: &str = "zap";
     pub const OUT_FREED: &str = "out_freed";
     pub const UNMAPPED: &str = "unmapped";
+    pub const ISOLATED: &str = "isolated";
     pub const KHUGEPAGED_SCAN: &str = "khugepaged_scan";
     pub const COLLAPSE: &str = "collapse";
     /// A VMA's bounds, first seen or changed (made by userspace).
@@ -224,6 +230,13 @@ macro_rules! kernel_constants {
             K_VMF_VMA = u64::MAX,
             /// `vm_fault.flags` (`FAULT_FLAG_WRITE` is bit 0).
             K_VMF_FLAGS = u64::MAX,
+            /// `folio.lru` and `PG_dirty` of `enum pageflags`: the folios
+            /// `shrink_folio_list()` is given, and which are dirty.
+            K_FOLIO_LRU = u64::MAX,
+            K_PG_DIRTY = u64::MAX,
+            /// 1: those folios matter (reclaim keeps them, and MGLRU's
+            /// isolation clears their PG_readahead); 0: the program returns.
+            K_ISOLATED_ON = 0,
             /// `PG_readahead` of `enum pageflags` (the bit
             /// `swap_update_readahead()` tests and clears, 6.18+).
             K_PG_READAHEAD = u64::MAX,

@@ -6,9 +6,9 @@
 use crate::twin::twin;
 use aya_ebpf::{
     helpers::bpf_ktime_get_ns,
-    macros::{map, raw_tracepoint},
+    macros::{fentry, kprobe, map, raw_tracepoint},
     maps::{Array, LruHashMap},
-    programs::RawTracePointContext,
+    programs::{FEntryContext, ProbeContext, RawTracePointContext},
 };
 use swaptrace_common::kind;
 
@@ -44,6 +44,13 @@ pub(crate) fn watch(folio: u64, entry: u64, ts: u64) {
         // SAFETY: an array slot; a lost race costs one lookup or one free.
         unsafe { *w |= bit };
     }
+}
+
+/// Whether `folio`'s bit of `WATCH` is set (a watched folio's is).
+#[inline(always)]
+fn watch_bit_set(folio: u64) -> bool {
+    let (word, bit) = watch_bit(folio);
+    WATCH.get(word).is_some_and(|w| w & bit != 0)
 }
 
 /// Whether the folio at `folio` is watched.
@@ -128,4 +135,58 @@ pub fn mm_page_free / mm_page_free_2 (ctx: RawTracePointContext) -> i32 {
     emit(ev);
     0
 }
+}
+
+/// Folios `shrink_folio_list()` is given per call, at most: MGLRU isolates
+/// up to MAX_LRU_BATCH (64), the classic LRU SWAP_CLUSTER_MAX (32).
+const ISOLATED_MAX: u32 = 128;
+
+/// The folios reclaim isolated (`folio_list`, linked through `folio.lru`):
+/// each watched one that is in the swap cache, dirty and never mapped (read
+/// ahead from zswap: `pageout()` keeps it where only anon and shmem folios
+/// are written) is an `ISOLATED` event with its entry.
+#[inline(always)]
+fn isolated(head: u64) {
+    let (lru, dirty, cache) = (g(&K_FOLIO_LRU), g(&K_PG_DIRTY), g(&K_PG_SWAPCACHE));
+    if g(&K_ISOLATED_ON) != 1 || lru > 4096 || dirty >= 64 || cache >= 64 {
+        return;
+    }
+    let want = (1u64 << dirty) | (1u64 << cache);
+    let Some(mut node) = read_u64(head, 0) else {
+        return;
+    };
+    for _ in 0..ISOLATED_MAX {
+        if node == head || node == 0 {
+            return;
+        }
+        let folio = node.wrapping_sub(lru);
+        // The flags first: most folios reclaim takes are not dirty in the
+        // swap cache; then the watch bit, before the map.
+        if read_u64(folio, g(&K_FOLIO_FLAGS)).unwrap_or(0) & want == want
+            && read_u64(folio, g(&K_FOLIO_MAPPING)) == Some(0)
+            && watch_bit_set(folio)
+            && watched(folio)
+        {
+            let mut ev = event(kind::ISOLATED, unsafe { bpf_ktime_get_ns() });
+            ev.entry = read_u64(folio, g(&K_FOLIO_SWAP)).unwrap_or(0);
+            emit(ev);
+        }
+        match read_u64(node, 0) {
+            Some(next) => node = next,
+            None => return,
+        }
+    }
+}
+
+/// Args: (folio_list, pgdat, sc, stat, ignore_references, memcg).
+#[fentry(function = "shrink_folio_list")]
+pub fn isolated_fentry(ctx: FEntryContext) -> u32 {
+    isolated(ctx.arg::<u64>(0));
+    0
+}
+
+#[kprobe]
+pub fn isolated_kprobe(ctx: ProbeContext) -> u32 {
+    isolated(ctx.arg::<u64>(0).unwrap_or(0));
+    0
 }

@@ -233,6 +233,30 @@ fn parse_kallsyms(text: &str) -> (HashSet<String>, Vec<(String, u64)>) {
 }
 
 impl KernelFacts {
+    /// Whether reclaim keeps a dirty swap-cache folio never mapped:
+    /// `pageout()` writes only anon and shmem folios where swap has no
+    /// `swap_writepage()` (6.18; 6.12 writes it). None without kallsyms.
+    pub fn keeps_unmapped_dirty(&self) -> Option<bool> {
+        (!self.text_symbols.is_empty()).then(|| !self.text_symbols.contains("swap_writepage"))
+    }
+
+    /// MGLRU on (bit 0 of `/sys/kernel/mm/lru_gen/enabled`; no file, no
+    /// MGLRU) and PG_readahead the bit of PG_reclaim, which MGLRU's
+    /// `isolate_folio()` clears. None where either cannot be read.
+    pub fn lru_gen_clears_readahead(&self) -> Option<bool> {
+        let on = match std::fs::read_to_string("/sys/kernel/mm/lru_gen/enabled") {
+            Ok(v) => u64::from_str_radix(v.trim().trim_start_matches("0x"), 16).ok()? & 1 != 0,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(_) => return None,
+        };
+        if !on {
+            return Some(false);
+        }
+        let btf = self.btf.as_ref().ok()?;
+        let bit = |name| btf.enum_value(Some("pageflags"), name).ok();
+        Some(bit("PG_readahead").is_some() && bit("PG_readahead") == bit("PG_reclaim"))
+    }
+
     /// Which of the recorder's programs need twins (`swaptrace_common::twin`):
     /// none where this kernel does not preempt them; fentry/fexit where it
     /// may (or its model is not known), and raw tracepoints too from the

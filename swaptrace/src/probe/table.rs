@@ -133,6 +133,10 @@ pub const METRICS: &[(&str, &str)] = &[
         "khugepaged PMD scans (swap PTEs, referenced, verdict) and collapses",
     ),
     ("reclaim", "direct and memcg reclaim begin/end"),
+    (
+        "reclaim-isolate",
+        "folios read ahead from zswap (dirty, never mapped) that reclaim isolated and keeps",
+    ),
     ("swapoff", "swapon/swapoff brackets"),
 ];
 
@@ -147,7 +151,9 @@ const FAULT_TPS: &[Req] = &[
     Req::Built(true),
 ];
 
-use super::table_exact::{FREE_RANGE, SWAPOFF_EXACT, SWAP_CACHE_HIT_618, ZSWAP_WB_CB};
+use super::table_exact::{
+    FREE_RANGE, RECLAIM_ISOLATE, SWAPOFF_EXACT, SWAP_CACHE_HIT_618, ZSWAP_WB_CB,
+};
 use ProgKind::{Fentry, Fexit, Kprobe, Kretprobe, RawTracepoint};
 
 /// The swap-out tracepoint, and the swap cache's folios (written, swapped
@@ -773,6 +779,8 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         seen: Some(("6.1", "7.3")),
         silences: &[],
     },
+    RECLAIM_ISOLATE[0],
+    RECLAIM_ISOLATE[1],
     // swapoff: the syscall functions, never a syscall tracepoint (any one
     // of them puts every system call of the host on the slow path).
     SWAPOFF_EXACT[0],

@@ -47,6 +47,45 @@ pub const SWAP_CACHE_HIT_618: [AttachPoint; 2] = [
     },
 ];
 
+/// `shrink_folio_list(folio_list, ...)`: the folios reclaim isolated. Those
+/// read ahead from zswap (dirty, never mapped) it keeps; MGLRU's isolation
+/// cleared their PG_readahead where that is PG_reclaim.
+pub const RECLAIM_ISOLATE: [AttachPoint; 2] = [
+    AttachPoint {
+        metric: "reclaim-isolate",
+        backend: Backend::Fentry,
+        attach: "fentry shrink_folio_list",
+        requires: &[
+            Req::FuncParams("shrink_folio_list", &["folio_list"]),
+            Req::Member("folio", "lru"),
+            Req::Member("folio", "mapping"),
+            Req::FentryAllowed,
+            Req::Built(true),
+        ],
+        progs: &[p("isolated_fentry", Fentry, "shrink_folio_list")],
+        note: "watched swap-cache folios, dirty and never mapped, in the list reclaim isolated; only where reclaim keeps them and MGLRU clears their PG_readahead (else it returns at once)",
+        seen: None,
+        silences: &[],
+    },
+    AttachPoint {
+        metric: "reclaim-isolate",
+        backend: Backend::Kprobe,
+        attach: "kprobe shrink_folio_list",
+        requires: &[
+            Req::Kallsyms("shrink_folio_list"),
+            Req::FuncParams("shrink_folio_list", &["folio_list"]),
+            Req::Member("folio", "lru"),
+            Req::Member("folio", "mapping"),
+            Req::KprobesBuilt,
+            Req::Built(true),
+        ],
+        progs: &[p("isolated_kprobe", Kprobe, "shrink_folio_list")],
+        note: "watched swap-cache folios, dirty and never mapped, in the list reclaim isolated; only where reclaim keeps them and MGLRU clears their PG_readahead (else it returns at once)",
+        seen: None,
+        silences: &[],
+    },
+];
+
 /// The last references of one cluster's entries dropped under its lock:
 /// each call is one free batch of one cluster (one lock).
 pub const FREE_RANGE: [AttachPoint; 4] = [

@@ -132,27 +132,9 @@ fn header(facts: &KernelFacts, sources: Vec<crate::trace::MetricSource>, target:
         hostname: std::fs::read_to_string("/proc/sys/kernel/hostname")
             .ok()
             .map(|h| h.trim().to_string()),
-        keeps_unmapped_dirty: (!facts.text_symbols.is_empty())
-            .then(|| !facts.text_symbols.contains("swap_writepage")),
-        lru_gen_clears_readahead: lru_gen_clears_readahead(facts),
+        keeps_unmapped_dirty: facts.keeps_unmapped_dirty(),
+        lru_gen_clears_readahead: facts.lru_gen_clears_readahead(),
     }
-}
-
-/// MGLRU on (bit 0 of `/sys/kernel/mm/lru_gen/enabled`; no file, no
-/// MGLRU) and PG_readahead the bit of PG_reclaim, which MGLRU's
-/// `isolate_folio()` clears. None where either cannot be read.
-fn lru_gen_clears_readahead(facts: &KernelFacts) -> Option<bool> {
-    let on = match std::fs::read_to_string("/sys/kernel/mm/lru_gen/enabled") {
-        Ok(v) => u64::from_str_radix(v.trim().trim_start_matches("0x"), 16).ok()? & 1 != 0,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-        Err(_) => return None,
-    };
-    if !on {
-        return Some(false);
-    }
-    let btf = facts.btf.as_ref().ok()?;
-    let bit = |name| btf.enum_value(Some("pageflags"), name).ok();
-    Some(bit("PG_readahead").is_some() && bit("PG_readahead") == bit("PG_reclaim"))
 }
 
 /// memory.limit_in_bytes (v1) or memory.max (v2) of a cgroup directory;

@@ -110,7 +110,7 @@ impl Recorder {
     pub fn ingest(&mut self, ev: &RawEvent, out: &mut Vec<Record>) {
         let start = out.len();
         // A folio's free names no task of the trace (any task may free it).
-        if ev.kind != kind::OUT_FREED {
+        if ev.kind != kind::OUT_FREED && ev.kind != kind::ISOLATED {
             self.first_sight(ev, out);
         }
         let (ts, tid) = (ev.ts_ns, ev.tid);
@@ -305,6 +305,10 @@ impl Recorder {
                 })
             }
             kind::OUT_FREED => Some(Record::OutFreed {
+                ts,
+                entry: SwapEntry::from_val(ev.entry),
+            }),
+            kind::ISOLATED => Some(Record::Isolated {
                 ts,
                 entry: SwapEntry::from_val(ev.entry),
             }),

@@ -60,17 +60,28 @@ pub fn replayed_json(t: &Loaded, r: &Replayed) -> serde_json::Value {
 fn reclaim_note(h: &crate::trace::Header) -> Option<String> {
     let mut parts = Vec::new();
     let zswap = h.zswap.get("enabled").is_none_or(|v| v.trim() == "Y");
-    if h.keeps_unmapped_dirty() && zswap {
+    // Where reclaim writes such a folio again (6.12), the write clears the
+    // flag, and the trace has it.
+    let kept = h.keeps_unmapped_dirty() && zswap;
+    if kept {
         parts.push(
             "pages read ahead from zswap stay until faulted (dirty, never mapped: \
              pageout() activates them)",
         );
     }
-    if h.lru_gen_clears_readahead == Some(true) {
-        parts.push(
-            "MGLRU clears PG_readahead of the folios it isolates and keeps; not \
-             modelled, so the replay may count readahead hits the kernel did not",
-        );
+    if kept && h.isolation_clears_readahead() {
+        let recorded = h
+            .metrics
+            .iter()
+            .any(|m| m.metric == "reclaim-isolate" && m.backend.is_some());
+        parts.push(if recorded {
+            "MGLRU clears PG_readahead of the folios it isolates and keeps; the \
+             replay clears it at each recorded isolation (pages the kernel held)"
+        } else {
+            "MGLRU clears PG_readahead of the folios it isolates and keeps; this \
+             trace does not record them (reclaim-isolate needs fentry or kprobes), \
+             so the replay may count readahead hits the kernel did not"
+        });
     }
     (!parts.is_empty()).then(|| parts.join("; "))
 }
@@ -129,11 +140,25 @@ mod tests {
             reclaim_note(&h)
         };
         let both = h("6.18.15", Some("Y"), Some(true)).expect("a note");
-        assert!(both.contains("pageout() activates") && both.contains("MGLRU"));
+        assert!(both.contains("pageout() activates") && both.contains("does not record"));
         assert_eq!(h("6.12.118", Some("Y"), Some(false)), None);
-        let mglru = h("6.12.118", Some("Y"), Some(true)).expect("a note");
-        assert!(!mglru.contains("pageout()") && mglru.contains("MGLRU"));
+        // 6.12 writes those folios again: nothing to say.
+        assert_eq!(h("6.12.118", Some("Y"), Some(true)), None);
         // zswap off: no page is read ahead from it.
         assert_eq!(h("6.18.15", Some("N"), None), None);
+        // Isolations recorded: the replay follows them.
+        let mut rec = Header {
+            kernel_release: "6.18.15".into(),
+            lru_gen_clears_readahead: Some(true),
+            ..Header::default()
+        };
+        rec.metrics.push(crate::trace::MetricSource {
+            metric: "reclaim-isolate".into(),
+            backend: Some("fentry".into()),
+            attach: vec!["fentry shrink_folio_list".into()],
+            missing: None,
+        });
+        let note = reclaim_note(&rec).expect("a note");
+        assert!(note.contains("at each recorded isolation"), "{note}");
     }
 }

@@ -592,7 +592,7 @@ fn row(r: &Record) -> Row<'_> {
             addr: w(*end),
             ..Row::default()
         },
-        Record::OutFreed { ts, entry } => Row {
+        Record::OutFreed { ts, entry } | Record::Isolated { ts, entry } => Row {
             ts: w(*ts),
             dev: Some(entry.dev as i32),
             offset: w(entry.offset),

@@ -153,8 +153,12 @@ fn one_of_each() -> Vec<Record> {
             start: 0x7f00_0000_0000,
             end: 0x7f00_0c00_0000,
         },
+        Record::Isolated {
+            ts: 0,
+            entry: SwapEntry { dev: 1, offset: 78 },
+        },
     ];
-    let mut seen = [false; 20];
+    let mut seen = [false; 21];
     for r in &all {
         let i = match r {
             Record::Task { .. } => 0,
@@ -177,6 +181,7 @@ fn one_of_each() -> Vec<Record> {
             Record::Vma { .. } => 17,
             Record::OutFreed { .. } => 18,
             Record::Unmapped { .. } => 19,
+            Record::Isolated { .. } => 20,
         };
         seen[i] = true;
     }
@@ -212,4 +217,18 @@ fn keeps_unmapped_dirty_from_the_recording_or_the_release() {
     assert!(!json.contains("keeps_unmapped_dirty"));
     let back: Header = serde_json::from_str(&json).expect("header");
     assert_eq!(back.keeps_unmapped_dirty, None);
+}
+
+/// MGLRU's isolation clears the readahead flag on 6.18, not on 7.3.
+#[test]
+fn isolation_clears_readahead_where_mglru_does_before_7_0() {
+    let h = |release: &str, mglru: Option<bool>| Header {
+        kernel_release: release.into(),
+        lru_gen_clears_readahead: mglru,
+        ..Header::default()
+    };
+    assert!(h("6.18.15+deb13-amd64", Some(true)).isolation_clears_readahead());
+    assert!(!h("7.3.4+deb13-amd64", Some(true)).isolation_clears_readahead());
+    assert!(!h("6.18.15+deb13-amd64", Some(false)).isolation_clears_readahead());
+    assert!(!h("6.18.15+deb13-amd64", None).isolation_clears_readahead());
 }

@@ -79,6 +79,11 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
     put(K_FOLIO_FLAGS1, off("folio", "_flags_1"));
     put(K_FOLIO_MAPPING, off("folio", "mapping"));
     put(K_FOLIO_INDEX, off("folio", "index"));
+    put(K_FOLIO_LRU, off("folio", "lru"));
+    let isolated = facts.keeps_unmapped_dirty() == Some(true)
+        && facts.lru_gen_clears_readahead() == Some(true)
+        && crate::trace::isolation_clears_readahead_in(&facts.release);
+    put(K_ISOLATED_ON, Ok(u64::from(isolated)));
     // folio->swap since 6.6; the swap entry was in folio->private before.
     put(
         K_FOLIO_SWAP,
@@ -93,6 +98,7 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
     for (k, name) in [
         (K_PG_SWAPCACHE, "PG_swapcache"),
         (K_PG_SWAPBACKED, "PG_swapbacked"),
+        (K_PG_DIRTY, "PG_dirty"),
     ] {
         put(
             k,

@@ -104,7 +104,9 @@ impl Model<'_> {
             | Event::Unmapped { .. }
             | Event::Writeback { .. }
             | Event::Paid { .. } => {}
-            Event::Rewritten { entry, .. } => self.slots.prefetch(&entry),
+            Event::Rewritten { entry, .. } | Event::Isolated { entry, .. } => {
+                self.slots.prefetch(&entry)
+            }
             Event::WrittenBack { entry, .. } => self.slots.prefetch(&entry),
         }
     }
@@ -165,6 +167,24 @@ impl Model<'_> {
         }) = self.slots.get(&entry)
         {
             self.m.pollution += 1;
+            self.slots
+                .set_cache(&entry, Cache::Unused { ra: false, ts, gen });
+        }
+    }
+
+    /// Reclaim isolated `entry`'s folio, read ahead from zswap, and keeps
+    /// it: where MGLRU's `isolate_folio()` cleared its PG_readahead (the
+    /// bit of PG_reclaim), its fault is a plain hit. Another policy's page
+    /// the kernel did not hold is not named, and keeps its flag.
+    fn isolated(&mut self, entry: SwapEntry) {
+        if !self.input.isolation_clears_readahead {
+            return;
+        }
+        if let Some(Slot {
+            cache: Cache::Unused { ra: true, ts, gen },
+            ..
+        }) = self.slots.get(&entry)
+        {
             self.slots
                 .set_cache(&entry, Cache::Unused { ra: false, ts, gen });
         }
@@ -708,6 +728,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
             Event::WrittenBack { ts, entry } if model.input.frees => model.written_back(entry, ts),
             Event::WrittenBack { .. } => {}
             Event::Rewritten { entry, .. } => model.rewritten(entry),
+            Event::Isolated { entry, .. } => model.isolated(entry),
             Event::Paid { .. } if model.input.frees => model.evict(1),
             Event::Paid { .. } => {}
             Event::Fault {

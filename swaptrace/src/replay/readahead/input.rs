@@ -30,6 +30,9 @@ pub enum Event {
     /// written again by reclaim (a swap-out with no owner): `pageout()`
     /// cleared its PG_reclaim, which is PG_readahead.
     Rewritten { ts: u64, entry: SwapEntry },
+    /// Reclaim isolated the swap-cache folio of `entry`, read ahead from
+    /// zswap (dirty, never mapped), and keeps it ([`Record::Isolated`]).
+    Isolated { ts: u64, entry: SwapEntry },
     /// A folio the replay let go at its swap-out (stored without I/O) was
     /// freed: the kernel's reclaim ran, and nothing else changed.
     Paid { ts: u64 },
@@ -85,6 +88,7 @@ impl Event {
             | Event::WrittenBack { ts, .. }
             | Event::Paid { ts }
             | Event::Rewritten { ts, .. }
+            | Event::Isolated { ts, .. }
             | Event::Vma { ts, .. }
             | Event::Unmapped { ts, .. } => *ts,
         }
@@ -176,6 +180,9 @@ pub struct ReplayInput {
     /// Reclaim keeps a page read ahead from zswap (dirty, never mapped):
     /// [`crate::trace::Header::keeps_unmapped_dirty`].
     pub keeps_unmapped_dirty: bool,
+    /// Reclaim's isolation clears a folio's PG_readahead:
+    /// [`crate::trace::Header::lru_gen_clears_readahead`].
+    pub isolation_clears_readahead: bool,
 }
 
 impl ReplayInput {
@@ -191,6 +198,7 @@ impl ReplayInput {
         let mut input = b.finish(t.header.readahead.page_cluster.unwrap_or(3), memory_pages)?;
         input.swapoff_mode = SwapoffMode::for_release(&t.header.kernel_release);
         input.keeps_unmapped_dirty = t.header.keeps_unmapped_dirty();
+        input.isolation_clears_readahead = t.header.isolation_clears_readahead();
         Ok(input)
     }
 }
@@ -434,6 +442,9 @@ impl InputBuilder {
                     self.cached.remove(&tid);
                 }
             }
+            Record::Isolated { ts, entry } if entry.plausible() => {
+                out.push(Event::Isolated { ts, entry });
+            }
             Record::OutFreed { ts, entry } if self.out_freed && entry.plausible() => {
                 let own = self
                     .stored
@@ -554,6 +565,7 @@ impl InputBuilder {
             swapoff_mode: SwapoffMode::LookupStats,
             frees: self.out_freed && self.reclaimed,
             keeps_unmapped_dirty: false,
+            isolation_clears_readahead: false,
         }
     }
 
@@ -579,6 +591,7 @@ impl InputBuilder {
             swapoff_mode: SwapoffMode::LookupStats,
             frees: self.out_freed && self.reclaimed,
             keeps_unmapped_dirty: false,
+            isolation_clears_readahead: false,
         })
     }
 }

@@ -189,6 +189,7 @@ impl Scanned {
         let mut input = b.meta(page_cluster, memory.pages, plan.unknown_swapoffs);
         input.swapoff_mode = SwapoffMode::for_release(&header.kernel_release);
         input.keeps_unmapped_dirty = header.keeps_unmapped_dirty();
+        input.isolation_clears_readahead = header.isolation_clears_readahead();
         let swapoff = !plan.swapoffs.is_empty();
         let (device, cost, policies) =
             prepare(&mut input, header, &plan.costs, req, Some(swapoff))?;

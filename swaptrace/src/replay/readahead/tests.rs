@@ -58,6 +58,7 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
         swapoff_mode: SwapoffMode::LookupStats,
         frees: false,
         keeps_unmapped_dirty: false,
+        isolation_clears_readahead: false,
     }
 }
 
@@ -292,6 +293,7 @@ fn out_then_fault(
         swapoff_mode: SwapoffMode::LookupStats,
         frees: false,
         keeps_unmapped_dirty: false,
+        isolation_clears_readahead: false,
     }
 }
 

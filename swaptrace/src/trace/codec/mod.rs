@@ -25,6 +25,7 @@ const K_COLLAPSE: u8 = 17;
 const K_VMA: u8 = 18;
 const K_OUT_FREED: u8 = 19;
 const K_UNMAPPED: u8 = 20;
+const K_ISOLATED: u8 = 21;
 
 const PAGE_SHIFT: u32 = 12;
 
@@ -37,6 +38,10 @@ pub struct DeltaState {
     fault_page: u64,
     fault_off: u64,
     freed_off: u64,
+    /// Chains of their own for kinds newer readers added: a reader that
+    /// skips the kind keeps the chains it knows.
+    iso_ts: u64,
+    iso_off: u64,
 }
 
 fn put(buf: &mut Vec<u8>, mut v: u64) {
@@ -349,6 +354,12 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             put(&mut b, entry.dev as u64);
             put_delta(&mut b, &mut st.freed_off, entry.offset);
             K_OUT_FREED
+        }
+        Record::Isolated { ts, entry } => {
+            put_delta(&mut b, &mut st.iso_ts, *ts);
+            put(&mut b, entry.dev as u64);
+            put_delta(&mut b, &mut st.iso_off, entry.offset);
+            K_ISOLATED
         }
     };
     buf.push(kind);
@@ -772,6 +783,13 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
             entry: SwapEntry {
                 dev: narrow::<u8>(c.var()?, "bad swap type")?,
                 offset: c.delta(&mut st.freed_off)?,
+            },
+        },
+        K_ISOLATED => Record::Isolated {
+            ts: c.delta(&mut st.iso_ts)?,
+            entry: SwapEntry {
+                dev: narrow::<u8>(c.var()?, "bad swap type")?,
+                offset: c.delta(&mut st.iso_off)?,
             },
         },
         _ => return Ok(None),

@@ -430,31 +430,39 @@ fn a_stored_folio_stays_until_its_recorded_free() {
     assert_eq!(replay(false), (3, 1, 2, 2, 2));
 }
 
+/// Slots 8 and 9 stored, their folios freed; the fault on 8 reads 9
+/// ahead (fixed:2), `between` comes, and 9 is faulted.
+fn read_ahead_then(between: Option<Record>, isolation_clears: bool) -> Metrics {
+    let mut records = vec![
+        on_disk(0)[0].clone(),
+        stored(1, 8),
+        stored(2, 9),
+        freed(3, 8),
+        freed(4, 9),
+        read(100, 8, 0, 1),
+    ];
+    records.extend(between);
+    records.push(read(200, 9, 0, 0));
+    let mut b = InputBuilder::new(4096).out_freed(true).stored_frees(true);
+    for r in &records {
+        b.add(r);
+    }
+    let mut inp = b.finish(3, 1 << 20).expect("input");
+    inp.isolation_clears_readahead = isolation_clears;
+    run("fixed:2", &inp)
+}
+
 #[test]
 fn a_readahead_folio_written_again_is_no_readahead_hit() {
-    // 8 and 9 stored, their folios freed. The fault on 8 reads 9 ahead.
     // Reclaim writes 9's folio again (a swap-out with no owner: it was
     // never mapped), which clears its PG_readahead: the fault on 9 finds
     // it, a plain hit, and the readahead page counts as unused. Without
     // that write, the fault is a readahead hit.
     let replay = |rewrite: bool| {
-        let mut records = vec![
-            on_disk(0)[0].clone(),
-            stored(1, 8),
-            stored(2, 9),
-            freed(3, 8),
-            freed(4, 9),
-            read(100, 8, 0, 1),
-        ];
-        if rewrite {
-            records.push(swap_out(0, 150, 0, 9, OutKind::Zswap));
-        }
-        records.push(read(200, 9, 0, 0));
-        let mut b = InputBuilder::new(4096).out_freed(true).stored_frees(true);
-        for r in &records {
-            b.add(r);
-        }
-        let m = run("fixed:2", &b.finish(3, 1 << 20).expect("input"));
+        let m = read_ahead_then(
+            rewrite.then(|| swap_out(0, 150, 0, 9, OutKind::Zswap)),
+            false,
+        );
         (m.pgmajfault, m.swap_ra, m.swap_ra_hit, m.pollution)
     };
     assert_eq!(replay(false), (1, 1, 1, 0));
@@ -487,4 +495,23 @@ fn a_dirty_readahead_folio_stays_where_pageout_keeps_it() {
     };
     assert_eq!(replay(true), (1, 1, 0));
     assert_eq!(replay(false), (2, 0, 7));
+}
+
+/// Slot 9 read ahead from zswap ([`read_ahead_then`]); reclaim then
+/// isolates its folio and keeps it (`Record::Isolated`). Where MGLRU's
+/// isolation clears PG_readahead, the fault on 9 is a plain hit; elsewhere
+/// (or with no such record) a readahead hit.
+#[test]
+fn a_readahead_folio_reclaim_isolated_loses_its_flag_under_mglru() {
+    let replay = |isolated: bool, clears: bool| {
+        let isolation = Record::Isolated {
+            ts: 150,
+            entry: SwapEntry { dev: 0, offset: 9 },
+        };
+        let m = read_ahead_then(isolated.then_some(isolation), clears);
+        (m.pgmajfault, m.swap_ra, m.swap_ra_hit)
+    };
+    assert_eq!(replay(true, true), (1, 1, 0));
+    assert_eq!(replay(true, false), (1, 1, 1));
+    assert_eq!(replay(false, true), (1, 1, 1));
 }
