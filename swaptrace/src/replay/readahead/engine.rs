@@ -3,12 +3,10 @@
 
 use super::error::ReplayError;
 use super::input::{Event, ReplayInput, Store, SwapoffMode};
-use super::lru::{inactive_is_low, Lists};
+use super::lru::Lists;
 use super::metrics::{Metrics, SwapoffMetrics};
 use super::policy::{FaultCtx, Policy};
-use super::space::{
-    leaf_start, pack, unpack, Cache, PageTable, Scan, Slot, SlotTable, SwapView, PMD_PAGES,
-};
+use super::space::{leaf_start, pack, Cache, PageTable, Slot, SlotTable, SwapView, PMD_PAGES};
 use crate::trace::SwapEntry;
 use std::collections::VecDeque;
 
@@ -67,6 +65,8 @@ impl Reads {
 /// (measured with `cargo bench --bench replay`).
 const PREFETCH_EVENTS: usize = 16;
 const PREFETCH_LRU: usize = 32;
+
+mod reclaim;
 
 impl Model<'_> {
     /// A new generation for `e`, at the tail of the inactive list.
@@ -157,36 +157,37 @@ impl Model<'_> {
         cache
     }
 
-    /// Reclaim wrote `entry`'s unmapped folio again: a readahead page it
-    /// was, unused, no longer (`pageout()` clears PG_reclaim, alias
-    /// PG_readahead); a fault on it is a plain hit.
-    fn rewritten(&mut self, entry: SwapEntry) {
-        if let Some(Slot {
+    /// `entry`'s folio, unused, loses PG_readahead (if it had it): a fault
+    /// on it is a plain hit. Whether it had.
+    fn clear_readahead(&mut self, entry: SwapEntry) -> bool {
+        let Some(Slot {
             cache: Cache::Unused { ra: true, ts, gen },
             ..
         }) = self.slots.get(&entry)
-        {
+        else {
+            return false;
+        };
+        self.slots
+            .set_cache(&entry, Cache::Unused { ra: false, ts, gen });
+        true
+    }
+
+    /// Reclaim wrote `entry`'s unmapped folio again: a readahead page it
+    /// was, unused, no longer (`pageout()` clears PG_reclaim, alias
+    /// PG_readahead).
+    fn rewritten(&mut self, entry: SwapEntry) {
+        if self.clear_readahead(entry) {
             self.m.pollution += 1;
-            self.slots
-                .set_cache(&entry, Cache::Unused { ra: false, ts, gen });
         }
     }
 
     /// Reclaim isolated `entry`'s folio, read ahead from zswap, and keeps
     /// it: where MGLRU's `isolate_folio()` cleared its PG_readahead (the
-    /// bit of PG_reclaim), its fault is a plain hit. Another policy's page
-    /// the kernel did not hold is not named, and keeps its flag.
+    /// bit of PG_reclaim). Another policy's page the kernel did not hold
+    /// is not named, and keeps its flag.
     fn isolated(&mut self, entry: SwapEntry) {
-        if !self.input.isolation_clears_readahead {
-            return;
-        }
-        if let Some(Slot {
-            cache: Cache::Unused { ra: true, ts, gen },
-            ..
-        }) = self.slots.get(&entry)
-        {
-            self.slots
-                .set_cache(&entry, Cache::Unused { ra: false, ts, gen });
+        if self.input.isolation_clears_readahead {
+            self.clear_readahead(entry);
         }
     }
 
@@ -516,108 +517,6 @@ impl Model<'_> {
         self.n_active -= active;
         self.in_swapoff = false;
     }
-
-    /// Beyond capacity, reclaim as the kernel's two anon LRU lists
-    /// (`shrink_lruvec()`): when the inactive list is low
-    /// ([`inactive_is_low`]), the oldest active page
-    /// is deactivated (`shrink_active_list()`: anon pages always are);
-    /// else the oldest inactive page is scanned (`shrink_folio_list()`): a
-    /// mapped page that was referenced is activated, an unused readahead
-    /// page or an unreferenced one goes (not one read ahead from zswap where
-    /// `pageout()` keeps it: [`ReplayInput::keeps_unmapped_dirty`]).
-    /// Also `pay` pages of [`Model::debt`], at a kernel free.
-    fn evict(&mut self, pay: i64) {
-        let floor = (self.debt - pay).max(0);
-        // Pages passed over as dirty readahead: past the list's length, only
-        // they are left.
-        let mut kept = 0;
-        while self.resident > self.input.memory_pages || self.debt > floor {
-            if inactive_is_low(self.resident - self.n_active, self.n_active) {
-                self.deactivate();
-                continue;
-            }
-            if let Some(e) = self
-                .lists
-                .inactive
-                .get(PREFETCH_LRU)
-                .and_then(|n| unpack(n.entry))
-            {
-                self.slots.prefetch(&e);
-            }
-            let Some(item) = self.lists.inactive.pop_front() else {
-                if self.n_active == 0 {
-                    break;
-                }
-                self.deactivate();
-                continue;
-            };
-            let Some(e) = unpack(item.entry) else {
-                continue;
-            };
-            let Some(mut s) = self.slots.current(&e, item.gen, false) else {
-                continue;
-            };
-            match s.scan() {
-                Scan::Referenced => {
-                    s.move_to(true, self.lists.push(true, item.entry));
-                    self.n_active += 1;
-                }
-                Scan::Dirty => {
-                    // Written to a new slot, which the trace's swap-out names.
-                    let page = s.page();
-                    if self.pages.get(&page) == Some(e) {
-                        self.pages.remove(&page);
-                    }
-                    self.drop_slot(e);
-                    self.debt -= (self.debt > 0) as i64;
-                }
-                Scan::Clean { ra: true }
-                    if self.input.keeps_unmapped_dirty && s.store() == Store::Zswap =>
-                {
-                    // Read ahead from zswap, whose load left it dirty, and
-                    // never mapped: pageout() activates it, neither anon nor
-                    // shmem. Back at the young end of the list.
-                    s.move_to(false, self.lists.push(false, item.entry));
-                    kept += 1;
-                    if kept > self.lists.inactive.len() {
-                        break;
-                    }
-                }
-                Scan::Clean { ra } => {
-                    self.m.pollution += ra as u64;
-                    // Its PTE holds the swap entry again (the page table kept it).
-                    s.set(Cache::No);
-                    self.resident -= 1;
-                    self.debt -= (self.debt > 0) as i64;
-                }
-            }
-        }
-    }
-
-    /// The oldest active page goes to the inactive list, unreferenced.
-    fn deactivate(&mut self) {
-        while let Some(item) = self.lists.active.pop_front() {
-            if let Some(e) = self
-                .lists
-                .active
-                .get(PREFETCH_LRU)
-                .and_then(|n| unpack(n.entry))
-            {
-                self.slots.prefetch(&e);
-            }
-            let Some(e) = unpack(item.entry) else {
-                continue;
-            };
-            let Some(mut s) = self.slots.current(&e, item.gen, true) else {
-                continue;
-            };
-            s.move_to(false, self.lists.push(false, item.entry));
-            self.n_active -= 1;
-            return;
-        }
-        // Only stale items were left: nothing is active.
-        self.n_active = 0;
-    }
 }
 
 /// Replays `input` through `policy`.
@@ -801,20 +700,4 @@ pub(super) fn join_all(
         .into_iter()
         .map(|(name, r)| r.map_err(|_| ReplayError::PolicyPanicked(name)))
         .collect()
-}
-
-#[cfg(test)]
-mod lists {
-    use super::inactive_is_low;
-
-    #[test]
-    fn inactive_is_low_as_the_kernel_sizes_it() {
-        // Below 1 GiB the lists are kept even.
-        assert!(inactive_is_low(99, 100));
-        assert!(!inactive_is_low(100, 100));
-        // 4 GiB (1,050,000 pages): int_sqrt(40) = 6, so the active list
-        // may be 6 times larger.
-        assert!(!inactive_is_low(150_000, 900_000));
-        assert!(inactive_is_low(149_000, 901_000));
-    }
 }

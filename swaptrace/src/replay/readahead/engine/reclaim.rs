@@ -1,0 +1,122 @@
+//! The replay's reclaim: the kernel's two anon LRU lists, scanned when
+//! memory is over capacity or the kernel's frees owe pages.
+
+use super::{Model, PREFETCH_LRU};
+use crate::replay::readahead::input::Store;
+use crate::replay::readahead::lru::{inactive_is_low, LruItem};
+use crate::replay::readahead::space::{unpack, Cache, Scan};
+use std::collections::VecDeque;
+
+impl Model<'_> {
+    /// Beyond capacity, reclaim as the kernel's two anon LRU lists
+    /// (`shrink_lruvec()`): when the inactive list is low
+    /// ([`inactive_is_low`]), the oldest active page
+    /// is deactivated (`shrink_active_list()`: anon pages always are);
+    /// else the oldest inactive page is scanned (`shrink_folio_list()`): a
+    /// mapped page that was referenced is activated, an unused readahead
+    /// page or an unreferenced one goes (not one read ahead from zswap where
+    /// `pageout()` keeps it: [`ReplayInput::keeps_unmapped_dirty`]).
+    /// Also `pay` pages of [`Model::debt`], at a kernel free.
+    pub(super) fn evict(&mut self, pay: i64) {
+        let floor = (self.debt - pay).max(0);
+        // Pages passed over as dirty readahead: past the list's length, only
+        // they are left.
+        let mut kept = 0;
+        while self.resident > self.input.memory_pages || self.debt > floor {
+            if inactive_is_low(self.resident - self.n_active, self.n_active) {
+                self.deactivate();
+                continue;
+            }
+            self.prefetch_ahead(&self.lists.inactive);
+            let Some(item) = self.lists.inactive.pop_front() else {
+                if self.n_active == 0 {
+                    break;
+                }
+                self.deactivate();
+                continue;
+            };
+            let Some(e) = unpack(item.entry) else {
+                continue;
+            };
+            let Some(mut s) = self.slots.current(&e, item.gen, false) else {
+                continue;
+            };
+            match s.scan() {
+                Scan::Referenced => {
+                    s.move_to(true, self.lists.push(true, item.entry));
+                    self.n_active += 1;
+                }
+                Scan::Dirty => {
+                    // Written to a new slot, which the trace's swap-out names.
+                    let page = s.page();
+                    if self.pages.get(&page) == Some(e) {
+                        self.pages.remove(&page);
+                    }
+                    self.drop_slot(e);
+                    self.debt -= (self.debt > 0) as i64;
+                }
+                Scan::Clean { ra: true }
+                    if self.input.keeps_unmapped_dirty && s.store() == Store::Zswap =>
+                {
+                    // Read ahead from zswap, whose load left it dirty, and
+                    // never mapped: pageout() activates it, neither anon nor
+                    // shmem. Back at the young end of the list.
+                    s.move_to(false, self.lists.push(false, item.entry));
+                    kept += 1;
+                    if kept > self.lists.inactive.len() {
+                        break;
+                    }
+                }
+                Scan::Clean { ra } => {
+                    self.m.pollution += ra as u64;
+                    // Its PTE holds the swap entry again (the page table kept it).
+                    s.set(Cache::No);
+                    self.resident -= 1;
+                    self.debt -= (self.debt > 0) as i64;
+                }
+            }
+        }
+    }
+
+    /// The slot `PREFETCH_LRU` items down `list`, fetched ahead of its scan.
+    #[inline(always)]
+    fn prefetch_ahead(&self, list: &VecDeque<LruItem>) {
+        if let Some(e) = list.get(PREFETCH_LRU).and_then(|n| unpack(n.entry)) {
+            self.slots.prefetch(&e);
+        }
+    }
+
+    /// The oldest active page goes to the inactive list, unreferenced.
+    pub(super) fn deactivate(&mut self) {
+        while let Some(item) = self.lists.active.pop_front() {
+            self.prefetch_ahead(&self.lists.active);
+            let Some(e) = unpack(item.entry) else {
+                continue;
+            };
+            let Some(mut s) = self.slots.current(&e, item.gen, true) else {
+                continue;
+            };
+            s.move_to(false, self.lists.push(false, item.entry));
+            self.n_active -= 1;
+            return;
+        }
+        // Only stale items were left: nothing is active.
+        self.n_active = 0;
+    }
+}
+
+#[cfg(test)]
+mod lists {
+    use super::inactive_is_low;
+
+    #[test]
+    fn inactive_is_low_as_the_kernel_sizes_it() {
+        // Below 1 GiB the lists are kept even.
+        assert!(inactive_is_low(99, 100));
+        assert!(!inactive_is_low(100, 100));
+        // 4 GiB (1,050,000 pages): int_sqrt(40) = 6, so the active list
+        // may be 6 times larger.
+        assert!(!inactive_is_low(150_000, 900_000));
+        assert!(inactive_is_low(149_000, 901_000));
+    }
+}
