@@ -48,7 +48,7 @@ pub struct Args {
     limit_mib: u64,
     /// Record this command (after `--`) instead of the built-in shapes:
     /// it runs in the memory cgroup of --limit-mib, its output goes to
-    /// stderr, and it must exit 0.
+    /// stderr; a run where it fails (an OOM kill) is left out.
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
@@ -273,6 +273,7 @@ fn record(a: Args) -> Result<()> {
     let mut progress = super::progress::Progress::items("fidelity runs");
     let mut done = 0;
     let mut summaries = Vec::new();
+    let mut failed = Vec::new();
     for shape in chosen {
         let mut runs = Vec::new();
         for i in 0..a.runs {
@@ -299,14 +300,32 @@ fn record(a: Args) -> Result<()> {
                         },
                     )?
                 };
+                done += 1;
                 if r.exit_code != Some(0) {
-                    bail!("{name}: the workload failed (exit {:?})", r.exit_code);
+                    // An OOM kill under thrashing: the run is left out, the
+                    // others stand. A kept trace is renamed so that --from
+                    // passes over it.
+                    let what = format!("{name}: the workload failed (exit {:?})", r.exit_code);
+                    let kept = a.keep.is_some().then(|| out.with_extension("swt.failed"));
+                    match &kept {
+                        Some(k) => std::fs::rename(&out, k),
+                        None => std::fs::remove_file(&out),
+                    }
+                    .with_context(|| out.display().to_string())?;
+                    eprintln!(
+                        "swaptrace: {what}; run left out{}",
+                        kept.map_or_else(String::new, |k| format!(
+                            ", trace kept as {}",
+                            k.display()
+                        ))
+                    );
+                    failed.push(what);
+                    continue;
                 }
                 runs.push(replay_run(&out, Some(kp)).with_context(|| name.clone())?);
                 if a.keep.is_none() {
                     std::fs::remove_file(&out).with_context(|| out.display().to_string())?;
                 }
-                done += 1;
             }
         }
         summaries.push(fidelity::summarise(
@@ -318,7 +337,15 @@ fn record(a: Args) -> Result<()> {
     }
     progress.set(total, total);
     drop(progress);
-    print_and_check(&summaries, &a)
+    print_and_check(&summaries, &a)?;
+    if !failed.is_empty() {
+        bail!(
+            "{} of {total} runs failed and were left out: {}",
+            failed.len(),
+            failed.join("; ")
+        );
+    }
+    Ok(())
 }
 
 /// Replays `trace` through both policies, as `replay --policy

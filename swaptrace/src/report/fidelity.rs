@@ -211,6 +211,10 @@ pub fn fidelity_text(shapes: &[ShapeSummary]) -> String {
                 if o.met { "met" } else { "not met" }
             );
         }
+        if sh.cross.is_empty() {
+            let _ = writeln!(s, "  CROSS    none: no runs of one of the policies\n");
+            continue;
+        }
         let _ = writeln!(
             s,
             "  {:<8} {:<8} {:<12} {:>21} {:>21} {:>7}  target: in range, ±{CROSS_TARGET_PCT}%",
@@ -349,5 +353,11 @@ mod tests {
             text.contains("not met") && text.contains("in range"),
             "{text}"
         );
+        // Runs of one policy only (the other's failed): no cross rows.
+        let s = summarise("t", "test", &runs[..3], &["cluster", "vma"]);
+        assert!(s.cross.is_empty());
+        let text = fidelity_text(&[s]);
+        assert!(text.contains("CROSS    none:"), "{text}");
+        assert!(!text.contains("PREDICTED"), "{text}");
     }
 }

@@ -38,6 +38,13 @@ struct Model<'a> {
     debt: i64,
     /// Pages zswap wrote back whose folio's free has not come yet.
     writebacks: u64,
+    /// Readahead pages the kernel may not hold, in the order read: those
+    /// of a fault that read more pages than the kernel's did.
+    suspects: VecDeque<(u64, SwapEntry)>,
+    /// The readahead pages the current fault read.
+    fault_ra: Vec<SwapEntry>,
+    /// Read time of the newest unused readahead page the kernel freed.
+    ra_horizon: u64,
 }
 
 /// Pages a miss brought in without device I/O, by counter.
@@ -249,19 +256,64 @@ impl Model<'_> {
             self.evict(1);
             return;
         }
+        let unused_ra = matches!(s.cache, Cache::Unused { ra: true, .. });
+        if let Cache::Unused { ra: true, ts, .. } = s.cache {
+            self.ra_horizon = self.ra_horizon.max(ts);
+        }
         if self.debt < 0 {
             // The memory the kernel's extra reads took is free here: the
             // page stays.
             self.debt += 1;
             return;
         }
-        if let Cache::Unused { ra: true, .. } = s.cache {
-            self.m.pollution += 1;
-        }
+        self.m.pollution += unused_ra as u64;
         self.resident -= 1;
         self.n_active -= s.cache.active() as usize;
         self.slots.set_cache(&entry, Cache::No);
         self.evict(1);
+    }
+
+    /// The fault at `ts` read more pages than the kernel's: its readahead
+    /// pages join the suspects (bounded by memory: the oldest are let go).
+    fn suspect(&mut self, ts: u64) {
+        let cap = self
+            .input
+            .memory_pages
+            .saturating_mul(2)
+            .clamp(1024, 1 << 20);
+        for &e in &self.fault_ra {
+            if self.suspects.len() >= cap {
+                self.suspects.pop_front();
+            }
+            self.suspects.push_back((ts, e));
+        }
+    }
+
+    /// Pays one page of [`Model::debt`] with the oldest suspect readahead
+    /// page still unused that was read before the kernel's newest freed
+    /// unused one: the inactive list frees unused readahead pages in the
+    /// order read (not referenced, no second chance), so the kernel no
+    /// longer holds it, if it ever did. Whether one was found.
+    pub(super) fn pay_with_suspect(&mut self) -> bool {
+        while let Some(&(t, e)) = self.suspects.front() {
+            if t >= self.ra_horizon {
+                return false;
+            }
+            self.suspects.pop_front();
+            let Some(s) = self.slots.get(&e) else {
+                continue;
+            };
+            if let Cache::Unused { ra: true, ts, .. } = s.cache {
+                if ts == t {
+                    self.m.pollution += 1;
+                    self.resident -= 1;
+                    self.slots.set_cache(&e, Cache::No);
+                    self.debt -= 1;
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// Pages `[start, end)` of `mm` were unmapped (munmap, seen when a new
@@ -360,6 +412,10 @@ impl Model<'_> {
         if self.input.frees {
             let read = self.m.pswpin + self.m.zswpin + self.m.swpin_zero - reads_before;
             self.debt += read as i64 - kernel_read as i64;
+            if read > u64::from(kernel_read) {
+                self.suspect(f.ts);
+            }
+            self.fault_ra.clear();
         }
         self.evict(0);
     }
@@ -429,6 +485,9 @@ impl Model<'_> {
             });
             // In memory now: its PTE (if swapped) stays a swap entry until faulted.
             read.add(s.store(), e, &mut io);
+            if self.input.frees {
+                self.fault_ra.push(e);
+            }
             ra += 1;
             self.resident += 1;
         }
@@ -550,6 +609,9 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
         so: SwapoffMetrics::default(),
         debt: 0,
         writebacks: 0,
+        suspects: VecDeque::new(),
+        fault_ra: Vec::new(),
+        ra_horizon: 0,
         lists: Lists::default(),
         n_active: 0,
         resident: 0,

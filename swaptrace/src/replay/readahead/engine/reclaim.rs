@@ -16,13 +16,17 @@ impl Model<'_> {
     /// mapped page that was referenced is activated, an unused readahead
     /// page or an unreferenced one goes (not one read ahead from zswap where
     /// `pageout()` keeps it: [`ReplayInput::keeps_unmapped_dirty`]).
-    /// Also `pay` pages of [`Model::debt`], at a kernel free.
+    /// Also `pay` pages of [`Model::debt`], at a kernel free: first with
+    /// readahead pages the kernel has let go ([`Model::pay_with_suspect`]).
     pub(super) fn evict(&mut self, pay: i64) {
         let floor = (self.debt - pay).max(0);
         // Pages passed over as dirty readahead: past the list's length, only
         // they are left.
         let mut kept = 0;
         while self.resident > self.input.memory_pages || self.debt > floor {
+            if self.debt > floor && self.pay_with_suspect() {
+                continue;
+            }
             if inactive_is_low(self.resident - self.n_active, self.n_active) {
                 self.deactivate();
                 continue;

@@ -113,18 +113,18 @@ impl Vma {
         }
     }
 
-    /// Forgets `mm`'s VMAs that overlap pages `[start, end)`; their starts.
-    fn remove_vmas(&mut self, mm: u32, start: u64, end: u64) -> Vec<u64> {
+    /// Forgets `mm`'s VMAs that overlap pages `[start, end)`; their bounds.
+    fn remove_vmas(&mut self, mm: u32, start: u64, end: u64) -> Vec<(u64, u64)> {
         self.last = None;
         let Some(m) = self.vmas.get_mut(&mm) else {
             return Vec::new();
         };
-        let gone: Vec<u64> = m
+        let gone: Vec<(u64, u64)> = m
             .range(..end)
             .filter(|&(_, &e)| e > start)
-            .map(|(&s, _)| s)
+            .map(|(&s, &e)| (s, e))
             .collect();
-        for s in &gone {
+        for (s, _) in &gone {
             m.remove(s);
         }
         gone
@@ -177,14 +177,29 @@ impl Policy for Vma {
     }
 
     fn on_vma(&mut self, mm: u32, start: u64, end: u64) {
-        // A VMA that changed (split, merged, moved) replaces those it overlaps.
-        self.remove_vmas(mm, start, end);
+        // A VMA that changed (split, merged, grown) replaces those it
+        // overlaps, and keeps swap_readahead_info: vma_expand() grows the
+        // VMA in place, __split_vma() copies it (vm_area_dup()). It takes
+        // that of the one it overlaps most.
+        let gone = self.remove_vmas(mm, start, end);
+        let overlap = |&(s, e): &(u64, u64)| e.min(end) - s.max(start);
+        let kept = gone
+            .iter()
+            .filter(|g| self.info.contains_key(&(mm, g.0)))
+            .max_by_key(|g| overlap(g))
+            .and_then(|g| self.info.get(&(mm, g.0)).copied());
+        for (s, _) in &gone {
+            self.info.remove(&(mm, *s));
+        }
+        if let Some(ra) = kept {
+            self.info.insert((mm, start), ra);
+        }
         self.vmas.entry(mm).or_default().insert(start, end);
     }
 
     fn on_unmap(&mut self, mm: u32, start: u64, end: u64) {
         // A new VMA there starts with swap_readahead_info 0.
-        for s in self.remove_vmas(mm, start, end) {
+        for (s, _) in self.remove_vmas(mm, start, end) {
             self.info.remove(&(mm, s));
         }
     }
@@ -270,6 +285,22 @@ mod tests {
         }
     }
 
+    /// The windows `p` gives faults on `pages` of address space 1, with
+    /// nothing swapped out.
+    fn windows(p: &mut Vma, pages: impl IntoIterator<Item = u64>) -> Vec<u32> {
+        let (slots, table) = (SlotTable::default(), PageTable::default());
+        let view = SwapView {
+            slots: &slots,
+            pages: &table,
+            dev_max: &[],
+        };
+        let mut out = Vec::new();
+        pages
+            .into_iter()
+            .map(|page| p.readahead(&fault(1, page), &view, &mut out))
+            .collect()
+    }
+
     /// Faults alternating between two VMAs of one address space keep
     /// each VMA's sequential run (the kernel's `swap_readahead_info` is
     /// per VMA); without VMA bounds they share one state and look random.
@@ -281,20 +312,8 @@ mod tests {
                 p.on_vma(1, 0x1000, 0x2000);
                 p.on_vma(1, 0x8000, 0x9000);
             }
-            let (slots, pages) = (SlotTable::default(), PageTable::default());
-            let view = SwapView {
-                slots: &slots,
-                pages: &pages,
-                dev_max: &[],
-            };
-            let mut out = Vec::new();
-            let mut wins = Vec::new();
-            for i in 0..4 {
-                for base in [0x1000, 0x8000] {
-                    wins.push(p.readahead(&fault(1, base + 16 + i), &view, &mut out));
-                }
-            }
-            wins
+            let faults = (0..4).flat_map(|i| [0x1000 + 16 + i, 0x8000 + 16 + i]);
+            windows(&mut p, faults)
         };
         let with = run(true);
         let without = run(false);
@@ -302,6 +321,28 @@ mod tests {
         assert_ne!(with, without);
         // Per VMA: the same sequence in both VMAs.
         assert!(with.chunks(2).all(|w| w[0] == w[1]), "{with:?}");
+    }
+
+    /// A VMA grown downward (a new mapping merged below it, as a heap of
+    /// mmap()ed arenas grows) keeps its swap_readahead_info: a sequential
+    /// run across the merge keeps its window. A VMA mapped anew (after an
+    /// unmap) starts from 0, whose 4 hits give a window of 8 at once.
+    #[test]
+    fn a_grown_vma_keeps_its_readahead_state() {
+        let run = |unmap: bool| {
+            let mut p = Vma::new(3);
+            p.on_vma(1, 0x1000, 0x2000);
+            // Random faults: the window falls to 1.
+            let mut wins = windows(&mut p, [0x1100, 0x1500, 0x1300, 0x1700]);
+            if unmap {
+                p.on_unmap(1, 0x1000, 0x2000);
+            }
+            p.on_vma(1, 0x0800, 0x2000);
+            wins.extend(windows(&mut p, [0x1900]));
+            wins
+        };
+        assert_eq!(run(false), [8, 4, 2, 1, 1]);
+        assert_eq!(run(true), [8, 4, 2, 1, 8]);
     }
 
     /// A VMA that changed replaces the one it overlaps.

@@ -515,3 +515,28 @@ fn a_readahead_folio_reclaim_isolated_loses_its_flag_under_mglru() {
     assert_eq!(replay(true, false), (1, 1, 1));
     assert_eq!(replay(false, true), (1, 1, 1));
 }
+
+/// The fault on slot 0 reads 0-7 where the kernel read 1: 1-7 are pages the
+/// kernel may not hold, owed to memory. The fault on 16 reads 16-23 as the
+/// kernel did. The kernel then frees readahead page `unused` unused. Where
+/// it is 17, read after 1-7, the kernel's inactive list has let those go
+/// (unused readahead leaves in the order read): the debt is paid with
+/// slot 1, and the written folio of slot 100, oldest on the list, stays.
+/// Where it is 2, read with them, the oldest page pays: slot 100's folio
+/// goes, its fault reads it, and slot 1's fault is a readahead hit.
+#[test]
+fn reads_beyond_the_kernel_s_pay_first_with_readahead_it_let_go() {
+    let replay = |unused: u64| {
+        let mut records = on_disk(24);
+        records.push(out(50, 0x1100, 100));
+        records.push(fault(100, 0x1000, 0, 1));
+        records.push(fault(200, 0x1010, 16, 8));
+        records.push(freed(210, unused));
+        records.push(fault(300, 0x1100, 100, 0));
+        records.push(fault(310, 0x1001, 1, 1));
+        let m = replay_of(&records, true, "fixed:8");
+        (m.faults, m.pgmajfault, m.swap_ra_hit, m.pollution)
+    };
+    assert_eq!(replay(17), (4, 3, 0, 2));
+    assert_eq!(replay(2), (4, 3, 1, 1));
+}
