@@ -256,8 +256,11 @@ impl Model<'_> {
             self.evict(1);
             return;
         }
-        let unused_ra = matches!(s.cache, Cache::Unused { ra: true, .. });
-        if let Cache::Unused { ra: true, ts, .. } = s.cache {
+        let read_ahead = match s.cache {
+            Cache::Unused { ra: true, ts, .. } => Some(ts),
+            _ => None,
+        };
+        if let Some(ts) = read_ahead {
             self.ra_horizon = self.ra_horizon.max(ts);
         }
         if self.debt < 0 {
@@ -266,7 +269,7 @@ impl Model<'_> {
             self.debt += 1;
             return;
         }
-        self.m.pollution += unused_ra as u64;
+        self.m.pollution += read_ahead.is_some() as u64;
         self.resident -= 1;
         self.n_active -= s.cache.active() as usize;
         self.slots.set_cache(&entry, Cache::No);
@@ -293,7 +296,9 @@ impl Model<'_> {
     /// page still unused that was read before the kernel's newest freed
     /// unused one: the inactive list frees unused readahead pages in the
     /// order read (not referenced, no second chance), so the kernel no
-    /// longer holds it, if it ever did. Whether one was found.
+    /// longer holds it, if it ever did. Not one read from zswap where
+    /// `pageout()` keeps those ([`ReplayInput::keeps_unmapped_dirty`]).
+    /// Whether one was found.
     pub(super) fn pay_with_suspect(&mut self) -> bool {
         while let Some(&(t, e)) = self.suspects.front() {
             if t >= self.ra_horizon {
@@ -303,6 +308,9 @@ impl Model<'_> {
             let Some(s) = self.slots.get(&e) else {
                 continue;
             };
+            if self.input.keeps_unmapped_dirty && s.store == Store::Zswap {
+                continue;
+            }
             if let Cache::Unused { ra: true, ts, .. } = s.cache {
                 if ts == t {
                     self.m.pollution += 1;

@@ -94,6 +94,18 @@ fn replay_of(records: &[Record], frees: bool, policy: &str) -> Metrics {
     run(policy, &inp)
 }
 
+/// `records` (frees recorded, stored folios watched) through `policy`,
+/// with what `set` changes in the input.
+fn replay_stored(records: &[Record], policy: &str, set: impl FnOnce(&mut ReplayInput)) -> Metrics {
+    let mut b = InputBuilder::new(4096).out_freed(true).stored_frees(true);
+    for r in records {
+        b.add(r);
+    }
+    let mut inp = b.finish(3, 1 << 20).expect("input");
+    set(&mut inp);
+    run(policy, &inp)
+}
+
 /// Page A is written and faulted before its folio is freed: the fault
 /// finds it in the swap cache (minor). Page B's folio is freed first: its
 /// fault reads it (major).
@@ -443,13 +455,9 @@ fn read_ahead_then(between: Option<Record>, isolation_clears: bool) -> Metrics {
     ];
     records.extend(between);
     records.push(read(200, 9, 0, 0));
-    let mut b = InputBuilder::new(4096).out_freed(true).stored_frees(true);
-    for r in &records {
-        b.add(r);
-    }
-    let mut inp = b.finish(3, 1 << 20).expect("input");
-    inp.isolation_clears_readahead = isolation_clears;
-    run("fixed:2", &inp)
+    replay_stored(&records, "fixed:2", |inp| {
+        inp.isolation_clears_readahead = isolation_clears
+    })
 }
 
 #[test]
@@ -484,13 +492,7 @@ fn a_dirty_readahead_folio_stays_where_pageout_keeps_it() {
         records.push(read(40, 0, 0, 1));
         records.extend((8..15).map(|i| freed(41 + i, i)));
         records.push(read(60, 1, 0, 1));
-        let mut b = InputBuilder::new(4096).out_freed(true).stored_frees(true);
-        for r in &records {
-            b.add(r);
-        }
-        let mut inp = b.finish(3, 1 << 20).expect("input");
-        inp.keeps_unmapped_dirty = keeps;
-        let m = run("fixed:8", &inp);
+        let m = replay_stored(&records, "fixed:8", |inp| inp.keeps_unmapped_dirty = keeps);
         (m.pgmajfault, m.swap_ra_hit, m.pollution)
     };
     assert_eq!(replay(true), (1, 1, 0));
@@ -518,25 +520,44 @@ fn a_readahead_folio_reclaim_isolated_loses_its_flag_under_mglru() {
 
 /// The fault on slot 0 reads 0-7 where the kernel read 1: 1-7 are pages the
 /// kernel may not hold, owed to memory. The fault on 16 reads 16-23 as the
-/// kernel did. The kernel then frees readahead page `unused` unused. Where
-/// it is 17, read after 1-7, the kernel's inactive list has let those go
-/// (unused readahead leaves in the order read): the debt is paid with
-/// slot 1, and the written folio of slot 100, oldest on the list, stays.
-/// Where it is 2, read with them, the oldest page pays: slot 100's folio
-/// goes, its fault reads it, and slot 1's fault is a readahead hit.
+/// kernel did. The kernel then frees readahead page `unused` unused, and
+/// the fault on slot 100's page (the kernel still had its written folio,
+/// oldest on the list) and on slot 1 follow. Pages are on the device, or in
+/// zswap (`zswap`), where `pageout()` keeps those read ahead (`keeps`).
+/// (faults, major faults, readahead hits, pollution).
+fn pay_after_free(unused: u64, zswap: bool, keeps: bool) -> (u64, u64, u64, u64) {
+    let how = if zswap { OutKind::Zswap } else { OutKind::Io };
+    let read_at = |ts, vpage, offset, n| match zswap {
+        true => fault_from(ts, vpage, offset, 0, n),
+        false => fault(ts, vpage, offset, n),
+    };
+    let mut records = vec![on_disk(0)[0].clone()];
+    records.extend((0..24).flat_map(|i| {
+        [
+            swap_out(1, 1 + 2 * i, 0x1000 + i, i, how),
+            freed(2 + 2 * i, i),
+        ]
+    }));
+    records.push(out(50, 0x1100, 100));
+    records.push(read_at(100, 0x1000, 0, 1));
+    records.push(read_at(200, 0x1010, 16, 8));
+    records.push(freed(210, unused));
+    records.push(fault(300, 0x1100, 100, 0));
+    records.push(read_at(310, 0x1001, 1, 1));
+    let m = replay_stored(&records, "fixed:8", |inp| inp.keeps_unmapped_dirty = keeps);
+    (m.faults, m.pgmajfault, m.swap_ra_hit, m.pollution)
+}
+
+/// Where the kernel freed 17, read after 1-7, its inactive list has let
+/// those go (unused readahead leaves in the order read): the debt is paid
+/// with slot 1, slot 100's folio stays and its fault is a hit, and slot 1's
+/// fault reads it. Where it freed 2, read with them, the oldest page pays:
+/// slot 100's folio goes, its fault reads it, and slot 1's is a readahead
+/// hit. Pages read ahead from zswap that `pageout()` keeps are not paid.
 #[test]
 fn reads_beyond_the_kernel_s_pay_first_with_readahead_it_let_go() {
-    let replay = |unused: u64| {
-        let mut records = on_disk(24);
-        records.push(out(50, 0x1100, 100));
-        records.push(fault(100, 0x1000, 0, 1));
-        records.push(fault(200, 0x1010, 16, 8));
-        records.push(freed(210, unused));
-        records.push(fault(300, 0x1100, 100, 0));
-        records.push(fault(310, 0x1001, 1, 1));
-        let m = replay_of(&records, true, "fixed:8");
-        (m.faults, m.pgmajfault, m.swap_ra_hit, m.pollution)
-    };
-    assert_eq!(replay(17), (4, 3, 0, 2));
-    assert_eq!(replay(2), (4, 3, 1, 1));
+    assert_eq!(pay_after_free(17, false, false), (4, 3, 0, 2));
+    assert_eq!(pay_after_free(2, false, false), (4, 3, 1, 1));
+    assert_eq!(pay_after_free(17, true, false), (4, 3, 0, 2));
+    assert_eq!(pay_after_free(17, true, true), (4, 3, 1, 1));
 }
