@@ -276,54 +276,6 @@ impl Model<'_> {
         self.evict(1);
     }
 
-    /// The fault at `ts` read more pages than the kernel's: its readahead
-    /// pages join the suspects (bounded by memory: the oldest are let go).
-    fn suspect(&mut self, ts: u64) {
-        let cap = self
-            .input
-            .memory_pages
-            .saturating_mul(2)
-            .clamp(1024, 1 << 20);
-        for &e in &self.fault_ra {
-            if self.suspects.len() >= cap {
-                self.suspects.pop_front();
-            }
-            self.suspects.push_back((ts, e));
-        }
-    }
-
-    /// Pays one page of [`Model::debt`] with the oldest suspect readahead
-    /// page still unused that was read before the kernel's newest freed
-    /// unused one: the inactive list frees unused readahead pages in the
-    /// order read (not referenced, no second chance), so the kernel no
-    /// longer holds it, if it ever did. Not one read from zswap where
-    /// `pageout()` keeps those ([`ReplayInput::keeps_unmapped_dirty`]).
-    /// Whether one was found.
-    pub(super) fn pay_with_suspect(&mut self) -> bool {
-        while let Some(&(t, e)) = self.suspects.front() {
-            if t >= self.ra_horizon {
-                return false;
-            }
-            self.suspects.pop_front();
-            let Some(s) = self.slots.get(&e) else {
-                continue;
-            };
-            if self.input.keeps_unmapped_dirty && s.store == Store::Zswap {
-                continue;
-            }
-            if let Cache::Unused { ra: true, ts, .. } = s.cache {
-                if ts == t {
-                    self.m.pollution += 1;
-                    self.resident -= 1;
-                    self.slots.set_cache(&e, Cache::No);
-                    self.debt -= 1;
-                    return true;
-                }
-            }
-        }
-        false
-    }
-
     /// Pages `[start, end)` of `mm` were unmapped (munmap, seen when a new
     /// mapping takes the range): `zap_pte_range()` freed their swap entries
     /// (`free_swap_and_cache()`) and their pages.

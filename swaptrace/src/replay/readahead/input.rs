@@ -186,6 +186,13 @@ pub struct ReplayInput {
 }
 
 impl ReplayInput {
+    /// Whether reclaim keeps an unused page read ahead from `store`: from
+    /// zswap, whose load left it dirty, where `pageout()` activates such
+    /// folios ([`ReplayInput::keeps_unmapped_dirty`]).
+    pub(super) fn pageout_keeps(&self, store: Store) -> bool {
+        self.keeps_unmapped_dirty && store == Store::Zswap
+    }
+
     pub fn from_trace(t: &Loaded, memory_pages: usize) -> Result<ReplayInput, ReplayError> {
         let reclaimed = t
             .records

@@ -2,7 +2,6 @@
 //! memory is over capacity or the kernel's frees owe pages.
 
 use super::{Model, PREFETCH_LRU};
-use crate::replay::readahead::input::Store;
 use crate::replay::readahead::lru::{inactive_is_low, LruItem};
 use crate::replay::readahead::space::{unpack, Cache, Scan};
 use std::collections::VecDeque;
@@ -59,9 +58,7 @@ impl Model<'_> {
                     self.drop_slot(e);
                     self.debt -= (self.debt > 0) as i64;
                 }
-                Scan::Clean { ra: true }
-                    if self.input.keeps_unmapped_dirty && s.store() == Store::Zswap =>
-                {
+                Scan::Clean { ra: true } if self.input.pageout_keeps(s.store()) => {
                     // Read ahead from zswap, whose load left it dirty, and
                     // never mapped: pageout() activates it, neither anon nor
                     // shmem. Back at the young end of the list.
@@ -106,6 +103,54 @@ impl Model<'_> {
         }
         // Only stale items were left: nothing is active.
         self.n_active = 0;
+    }
+
+    /// The fault at `ts` read more pages than the kernel's: its readahead
+    /// pages join the suspects (bounded by memory: the oldest are let go).
+    pub(super) fn suspect(&mut self, ts: u64) {
+        let cap = self
+            .input
+            .memory_pages
+            .saturating_mul(2)
+            .clamp(1024, 1 << 20);
+        for &e in &self.fault_ra {
+            if self.suspects.len() >= cap {
+                self.suspects.pop_front();
+            }
+            self.suspects.push_back((ts, e));
+        }
+    }
+
+    /// Pays one page of [`Model::debt`] with the oldest suspect readahead
+    /// page still unused that was read before the kernel's newest freed
+    /// unused one: the inactive list frees unused readahead pages in the
+    /// order read (not referenced, no second chance), so the kernel no
+    /// longer holds it, if it ever did. Not one read from zswap where
+    /// `pageout()` keeps those ([`ReplayInput::keeps_unmapped_dirty`]).
+    /// Whether one was found.
+    fn pay_with_suspect(&mut self) -> bool {
+        while let Some(&(t, e)) = self.suspects.front() {
+            if t >= self.ra_horizon {
+                return false;
+            }
+            self.suspects.pop_front();
+            let Some(s) = self.slots.get(&e) else {
+                continue;
+            };
+            if self.input.pageout_keeps(s.store) {
+                continue;
+            }
+            if let Cache::Unused { ra: true, ts, .. } = s.cache {
+                if ts == t {
+                    self.m.pollution += 1;
+                    self.resident -= 1;
+                    self.slots.set_cache(&e, Cache::No);
+                    self.debt -= 1;
+                    return true;
+                }
+            }
+        }
+        false
     }
 }
 
