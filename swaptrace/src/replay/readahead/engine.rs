@@ -158,7 +158,12 @@ impl Model<'_> {
     /// `entry`'s folio in memory, unmapped and not read ahead, at LRU
     /// generation `gen`.
     fn cache_unused(&mut self, entry: SwapEntry, ts: u64, gen: u32) -> Cache {
-        let cache = Cache::Unused { ra: false, ts, gen };
+        let cache = Cache::Unused {
+            ra: false,
+            ts,
+            gen,
+            kept: false,
+        };
         self.slots.set_cache(&entry, cache);
         self.resident += 1;
         cache
@@ -168,14 +173,21 @@ impl Model<'_> {
     /// on it is a plain hit. Whether it had.
     fn clear_readahead(&mut self, entry: SwapEntry) -> bool {
         let Some(Slot {
-            cache: Cache::Unused { ra: true, ts, gen },
+            cache: cache @ Cache::Unused { ra: true, .. },
             ..
         }) = self.slots.get(&entry)
         else {
             return false;
         };
-        self.slots
-            .set_cache(&entry, Cache::Unused { ra: false, ts, gen });
+        if let Cache::Unused { ts, gen, kept, .. } = cache {
+            let cache = Cache::Unused {
+                ra: false,
+                ts,
+                gen,
+                kept,
+            };
+            self.slots.set_cache(&entry, cache);
+        }
         true
     }
 
@@ -267,6 +279,15 @@ impl Model<'_> {
             // The memory the kernel's extra reads took is free here: the
             // page stays.
             self.debt += 1;
+            if let Cache::Unused { ra, ts, gen, .. } = s.cache {
+                let kept = Cache::Unused {
+                    ra,
+                    ts,
+                    gen,
+                    kept: true,
+                };
+                self.slots.set_cache(&entry, kept);
+            }
             return;
         }
         self.m.pollution += read_ahead.is_some() as u64;
@@ -355,8 +376,31 @@ impl Model<'_> {
         // reclaim drops the clean page without writing it. A shared page
         // keeps its slot for the others (a write copies it).
         let dirty = write && exclusive;
+        // Read: the kernel's lookup missed, so a folio of its own that the
+        // model holds unused (after its write, or a writeback) was freed
+        // where the trace did not see it. Not one the model kept after the
+        // kernel's free, nor a readahead page.
+        if kernel_read > 0 {
+            if let Cache::Unused {
+                ra: false,
+                kept: false,
+                ..
+            } = slot.cache
+            {
+                self.resident -= 1;
+                self.slots.set_cache(&f.entry, Cache::No);
+                slot.cache = Cache::No;
+            }
+        }
         match slot.cache {
             Cache::Unused { ra, ts, .. } => self.cache_hit(&f, ra, ts, policy, dirty),
+            Cache::Mapped { .. } if kernel_read == 0 => {
+                // Served without a read: reclaim had unmapped the page
+                // (try_to_unmap()) and kept its folio in the swap cache
+                // (a large folio's, one still referenced): a hit.
+                self.n_active -= slot.cache.active() as usize;
+                self.cache_hit(&f, false, 0, policy, dirty);
+            }
             Cache::Mapped { .. } | Cache::No => {
                 if slot.cache.resident() {
                     // A fault on a page the model holds mapped: the kernel
@@ -442,6 +486,7 @@ impl Model<'_> {
                 ra: true,
                 ts: f.ts,
                 gen,
+                kept: false,
             });
             // In memory now: its PTE (if swapped) stays a swap entry until faulted.
             read.add(s.store(), e, &mut io);

@@ -12,7 +12,14 @@ pub(super) enum Cache {
     /// On disk only.
     No,
     /// In the swap cache, not mapped: read ahead (PG_readahead while `ra`).
-    Unused { ra: bool, ts: u64, gen: u32 },
+    /// `kept`: the kernel freed its folio, and this model, holding fewer
+    /// pages than the kernel, keeps it (the engine's `Model::freed()`).
+    Unused {
+        ra: bool,
+        ts: u64,
+        gen: u32,
+        kept: bool,
+    },
     /// Mapped by the faulting page table (and still in the swap cache);
     /// `referenced` until reclaim has passed it over once; `dirty` when a
     /// write fault freed its slot (`should_try_to_free_swap()`): reclaim
@@ -66,6 +73,8 @@ const RA: u64 = 1 << 58;
 const REFERENCED: u64 = 1 << 59;
 const DIRTY: u64 = 1 << 60;
 const ACTIVE: u64 = 1 << 61;
+/// `Cache::Unused::kept`, in the bit `DIRTY` has in a mapped slot.
+const KEPT: u64 = 1 << 60;
 
 impl Packed {
     /// The state bits of `a`, the generation and the time of `cache`.
@@ -73,8 +82,11 @@ impl Packed {
     fn cache_bits(cache: Cache) -> (u64, u32, u64) {
         match cache {
             Cache::No => (NO << STATE_SHIFT, 0, 0),
-            Cache::Unused { ra, ts, gen } => {
-                ((UNUSED << STATE_SHIFT) | if ra { RA } else { 0 }, gen, ts)
+            Cache::Unused { ra, ts, gen, kept } => {
+                let flags = [(ra, RA), (kept, KEPT)]
+                    .iter()
+                    .fold(0, |f, &(on, bit)| if on { f | bit } else { f });
+                ((UNUSED << STATE_SHIFT) | flags, gen, ts)
             }
             Cache::Mapped {
                 gen,
@@ -133,6 +145,7 @@ impl Packed {
                 ra: self.a & RA != 0,
                 ts: self.ts,
                 gen,
+                kept: self.a & KEPT != 0,
             },
             MAPPED => Cache::Mapped {
                 gen,
@@ -742,11 +755,13 @@ mod packing {
                 ra: true,
                 ts: u64::MAX,
                 gen: u32::MAX,
+                kept: false,
             },
             Cache::Unused {
                 ra: false,
                 ts: 7,
                 gen: 0,
+                kept: true,
             },
             Cache::Mapped {
                 gen: 3,

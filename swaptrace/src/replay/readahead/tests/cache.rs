@@ -561,3 +561,44 @@ fn reads_beyond_the_kernel_s_pay_first_with_readahead_it_let_go() {
     assert_eq!(pay_after_free(17, true, false), (4, 3, 0, 2));
     assert_eq!(pay_after_free(17, true, true), (4, 3, 1, 1));
 }
+
+/// Reclaim unmapped a page and kept its folio in the swap cache: the
+/// kernel's second fault on it reads nothing, a hit, though the model had
+/// the page mapped still. Where the kernel read it, its folio had gone.
+#[test]
+fn a_page_reclaim_unmapped_and_kept_is_a_hit() {
+    let second = |kernel_read| {
+        let records = [
+            on_disk(0)[0].clone(),
+            out(1, 0x1000, 1),
+            fault(2, 0x1000, 1, 0),
+            fault(3, 0x1000, 1, kernel_read),
+        ];
+        let m = replay_of(&records, true, "none");
+        (m.faults, m.pgmajfault, m.pswpin)
+    };
+    assert_eq!(second(0), (2, 0, 0));
+    assert_eq!(second(1), (2, 1, 1));
+}
+
+/// A written folio waits for its free; the kernel's fault on the page
+/// reads it, so the free was not seen: the model reads it too. A folio the
+/// kernel freed that the model kept (it read 8 pages fewer) stays a hit.
+#[test]
+fn a_written_folio_the_kernel_read_again_had_been_freed() {
+    let records = [
+        on_disk(0)[0].clone(),
+        out(1, 0x1000, 1),
+        fault(2, 0x1000, 1, 1),
+    ];
+    let m = replay_of(&records, true, "none");
+    assert_eq!((m.faults, m.pgmajfault, m.pswpin), (1, 1, 1));
+
+    let mut records = on_disk(8);
+    records.push(fault(20, 0x1000, 0, 16));
+    records.push(out(21, 0x1100, 100));
+    records.push(freed(22, 100));
+    records.push(fault(23, 0x1100, 100, 1));
+    let m = replay_of(&records, true, "fixed:8");
+    assert_eq!((m.faults, m.pgmajfault, m.pswpin), (2, 1, 8));
+}
