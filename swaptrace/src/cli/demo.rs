@@ -87,8 +87,8 @@ pub fn run(a: Args) -> Result<()> {
     )?;
     if r.exit_code != Some(0) {
         bail!(
-            "the workload failed (exit {:?}; an OOM kill if the limit is too small)",
-            r.exit_code
+            "the workload failed: {}",
+            swaptrace::record::describe_exit(r.exit_code)
         );
     }
     super::record::print_recorded(&r, a.json)?;

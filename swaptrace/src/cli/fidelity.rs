@@ -305,7 +305,10 @@ fn record(a: Args) -> Result<()> {
                     // An OOM kill under thrashing: the run is left out, the
                     // others stand. A kept trace is renamed so that --from
                     // passes over it.
-                    let what = format!("{name}: the workload failed (exit {:?})", r.exit_code);
+                    let what = format!(
+                        "{name}: the workload failed: {}",
+                        swaptrace::record::describe_exit(r.exit_code)
+                    );
                     let kept = a.keep.is_some().then(|| out.with_extension("swt.failed"));
                     match &kept {
                         Some(k) => std::fs::rename(&out, k),

@@ -540,6 +540,18 @@ fn skipped_why(n: u64, preempt: &Result<probe::Preempt, String>, twinned: usize)
 }
 
 /// The exit code, or 128 + the signal that killed it, as shells report.
+/// A workload's [`Recorded::exit_code`] in words: a signal's death (exit
+/// code 128 + N, as [`exit_code_of`] makes it) says so, SIGKILL as the OOM
+/// killer's likely work.
+pub fn describe_exit(code: Option<i32>) -> String {
+    match code {
+        Some(137) => "killed by SIGKILL (an OOM kill if the memory limit is too small)".into(),
+        Some(c @ 129..=192) => format!("killed by signal {}", c - 128),
+        Some(c) => format!("exit status {c}"),
+        None => "no exit status".into(),
+    }
+}
+
 fn exit_code_of(s: std::process::ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
     s.code()
@@ -701,8 +713,17 @@ fn process_tree(pid: u32) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
-    use super::skipped_why;
+    use super::{describe_exit, skipped_why};
     use crate::probe::Preempt;
+
+    #[test]
+    fn an_exit_code_is_said_in_words() {
+        assert_eq!(describe_exit(Some(1)), "exit status 1");
+        assert_eq!(describe_exit(Some(143)), "killed by signal 15");
+        assert!(describe_exit(Some(137)).starts_with("killed by SIGKILL (an OOM kill"));
+        assert_eq!(describe_exit(Some(-1)), "exit status -1");
+        assert_eq!(describe_exit(None), "no exit status");
+    }
 
     #[test]
     fn skipped_runs_name_the_preemption_that_causes_them() {

@@ -16,7 +16,7 @@ mod top;
 #[cfg(feature = "live")]
 pub use demo::{run_demo, workload_command, DemoOptions};
 #[cfg(feature = "live")]
-pub use live::{monotonic_ns, record, RecordError, RecordOptions, Recorded};
+pub use live::{describe_exit, monotonic_ns, record, RecordError, RecordOptions, Recorded};
 pub use metrics_server::{respond, MetricsServer, ServeError};
 #[cfg(feature = "live")]
 pub use top::{top, Interval, TopOptions, TOP_SECTIONS};
