@@ -539,7 +539,6 @@ fn skipped_why(n: u64, preempt: &Result<probe::Preempt, String>, twinned: usize)
     format!("{what}: {cause}")
 }
 
-/// The exit code, or 128 + the signal that killed it, as shells report.
 /// A workload's [`Recorded::exit_code`] in words: a signal's death (exit
 /// code 128 + N, as [`exit_code_of`] makes it) says so, SIGKILL as the OOM
 /// killer's likely work.
@@ -552,6 +551,7 @@ pub fn describe_exit(code: Option<i32>) -> String {
     }
 }
 
+/// The exit code, or 128 + the signal that killed it, as shells report.
 fn exit_code_of(s: std::process::ExitStatus) -> i32 {
     use std::os::unix::process::ExitStatusExt;
     s.code()

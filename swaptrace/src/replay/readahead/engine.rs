@@ -173,21 +173,16 @@ impl Model<'_> {
     /// on it is a plain hit. Whether it had.
     fn clear_readahead(&mut self, entry: SwapEntry) -> bool {
         let Some(Slot {
-            cache: cache @ Cache::Unused { ra: true, .. },
+            cache: mut cache @ Cache::Unused { ra: true, .. },
             ..
         }) = self.slots.get(&entry)
         else {
             return false;
         };
-        if let Cache::Unused { ts, gen, kept, .. } = cache {
-            let cache = Cache::Unused {
-                ra: false,
-                ts,
-                gen,
-                kept,
-            };
-            self.slots.set_cache(&entry, cache);
+        if let Cache::Unused { ra, .. } = &mut cache {
+            *ra = false;
         }
+        self.slots.set_cache(&entry, cache);
         true
     }
 
@@ -279,14 +274,9 @@ impl Model<'_> {
             // The memory the kernel's extra reads took is free here: the
             // page stays.
             self.debt += 1;
-            if let Cache::Unused { ra, ts, gen, .. } = s.cache {
-                let kept = Cache::Unused {
-                    ra,
-                    ts,
-                    gen,
-                    kept: true,
-                };
-                self.slots.set_cache(&entry, kept);
+            if let Cache::Unused { kept, .. } = &mut s.cache {
+                *kept = true;
+                self.slots.set_cache(&entry, s.cache);
             }
             return;
         }
