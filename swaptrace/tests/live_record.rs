@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use swaptrace::lab;
 use swaptrace::record::{record, run_demo, DemoOptions, RecordOptions};
 use swaptrace::report::{check_text, vmstat_check, Seen};
-use swaptrace::trace::Summary;
 use swaptrace::trace::{read_trace, Record, SwapEntry};
+use swaptrace::trace::{ReadCoverage, Summary};
 use swaptrace::workload::{Pattern, WorkloadSpec};
 
 const EXE: &str = env!("CARGO_BIN_EXE_swaptrace");
@@ -205,6 +205,46 @@ fn sigint_stops_recording_and_finalizes_the_trace() {
     assert!(t.elapsed().as_secs() < 10, "SIGINT did not stop it");
     let tr = read_trace(&out).unwrap();
     assert!(tr.footer.is_some() && tr.problems.is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn shared_memory_swap_is_reported_as_unrecorded() {
+    let _lock = live("shared_memory_swap_is_reported_as_unrecorded");
+    let dir = scratch();
+    let out = dir.join("shared.swt");
+    let spec = WorkloadSpec {
+        size_bytes: 256 << 20,
+        shared: true,
+        seed: 3,
+        ..WorkloadSpec::default()
+    };
+    let (r, swap, cg) = record_in_cgroup(&dir, out.clone(), &spec, None);
+    drop((swap, cg));
+    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+    let delta = |c: &str| r.vmstat_delta.get(c).copied();
+    let c = ReadCoverage::of(&r.summary, delta).expect("pswpin in /proc/vmstat");
+    eprintln!("{c:?}");
+    // shmem_swapin_folio() read the pages back; the trace holds almost none.
+    assert!(c.kernel > 20_000, "the workload must really swap: {c:?}");
+    assert!(c.is_short() && c.recorded * 4 < c.kernel, "{c:?}");
+    assert!(c.swap_outs_unowned * 2 > c.swap_outs, "{c:?}");
+    let note = c.note().expect("a note");
+    assert!(note.contains("shared memory"), "{note}");
+    // The trace file says the same, and so does a replay of it.
+    let t = read_trace(&out).unwrap();
+    let rr = swaptrace::replay::readahead::run(
+        &t,
+        &swaptrace::replay::ReplayRequest {
+            policies: Some("cluster"),
+            params: &[],
+            memory_pages: None,
+            device: None,
+        },
+    )
+    .unwrap();
+    assert_eq!(rr.coverage, Some(c));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

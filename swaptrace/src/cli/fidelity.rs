@@ -377,6 +377,9 @@ fn replay_run(trace: &Path, kernel_policy: Option<&str>) -> Result<Run> {
             device: None,
         },
     )?;
+    if let Some(n) = r.coverage.and_then(|c| c.note()) {
+        eprintln!("warning: {}: {n}", trace.display());
+    }
     Ok(Run::new(seen, k, &r.results, r.memory.pages))
 }
 

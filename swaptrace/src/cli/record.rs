@@ -149,5 +149,9 @@ pub fn print_recorded(r: &swaptrace::record::Recorded, json: bool) -> Result<()>
     for (p, why) in &r.skipped {
         println!("not attached: {p}: {why}");
     }
+    let delta = |c: &str| r.vmstat_delta.get(c).copied();
+    if let Some(n) = swaptrace::trace::ReadCoverage::of(&r.summary, delta).and_then(|c| c.note()) {
+        println!("warning: {n}");
+    }
     Ok(())
 }

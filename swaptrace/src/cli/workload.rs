@@ -30,6 +30,11 @@ pub struct Shape {
     /// end (the next round's mapping takes the same addresses).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub rounds: u32,
+    /// Shared memory (MAP_SHARED | MAP_ANONYMOUS, shmem) instead of private:
+    /// its swap traffic is outside what `record` follows, which `info`,
+    /// `record` and `replay` then say.
+    #[arg(long)]
+    pub shared: bool,
 }
 
 impl Shape {
@@ -42,6 +47,7 @@ impl Shape {
             fork_read: self.fork_read,
             regions: self.regions,
             rounds: self.rounds,
+            shared: self.shared,
             ..spec
         }
     }

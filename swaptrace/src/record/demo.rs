@@ -44,6 +44,7 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
         (w.pageout, "--pageout"),
         (w.thp, "--thp"),
         (w.hold_after, "--hold-after"),
+        (w.shared, "--shared"),
     ] {
         if on {
             cmd.push(flag.into());

@@ -131,8 +131,6 @@ fn skipped(what: &'static str, recorded: u64, counters: &[&str], why: String) ->
 /// counts zswap writebacks too (`zswap_writeback_entry()` writes through
 /// `__swap_writepage()`), so they join the I/O swap-outs.
 pub fn vmstat_check(s: &Summary, delta: &BTreeMap<String, i64>, seen: Seen) -> Vec<CheckRow> {
-    let reads_other =
-        s.other_reads_io + s.other_reads_zero + s.other_reads_zswap + s.other_reads_unknown;
     let mut rows = vec![row(
         "major swap faults",
         s.faults_major,
@@ -154,7 +152,7 @@ pub fn vmstat_check(s: &Summary, delta: &BTreeMap<String, i64>, seen: Seen) -> V
         rows.extend([
             row(
                 "pages read (any kind)",
-                s.fault_pages_read + s.fault_zero_reads + s.fault_zswap_loads + reads_other,
+                s.pages_read(),
                 delta,
                 &["pswpin", "swpin_zero", "zswpin"],
             ),

@@ -1,6 +1,8 @@
 //! `swaptrace info`: a trace's header, counts per record kind, vmstat deltas.
 
-use crate::trace::{utc, Footer, Header, Loaded, Record, Summary, TraceStream, SWAP_COUNTERS};
+use crate::trace::{
+    utc, Footer, Header, Loaded, ReadCoverage, Record, Summary, TraceStream, SWAP_COUNTERS,
+};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -77,6 +79,12 @@ impl TraceInfo {
         i
     }
 
+    /// What of the kernel's swap-ins the records hold (None without vmstat).
+    pub fn coverage(&self) -> Option<ReadCoverage> {
+        let delta = |c: &str| self.header.vmstat_delta(self.footer.as_ref(), c);
+        ReadCoverage::of(&self.summary, delta)
+    }
+
     pub fn json(&self, path: &str) -> serde_json::Value {
         json!({
             "path": path,
@@ -87,6 +95,7 @@ impl TraceInfo {
             "records": self.kinds,
             "unknown_records_skipped": self.skipped,
             "summary": self.summary,
+            "reads_recorded": self.coverage(),
             "problems": self.problems,
         })
     }
@@ -238,6 +247,9 @@ impl TraceInfo {
                 o,
                 "unseen      {n} page frees (mm_page_free skipped by the kernel's recursion guard)"
             );
+        }
+        if let Some(n) = t.coverage().and_then(|c| c.note()) {
+            let _ = writeln!(o, "warning     {n}");
         }
         if let Some(f) = &t.footer {
             let _ = writeln!(

@@ -25,6 +25,9 @@ pub fn replayed_text(t: &Loaded, r: &Replayed) -> String {
             if let Some(line) = reclaim_note(&t.header) {
                 let _ = writeln!(s, "reclaim: {line}");
             }
+            if let Some(n) = r.coverage.and_then(|c| c.note()) {
+                let _ = writeln!(s, "warning: {n}");
+            }
             s
         }
         Replayed::Free(r) => super::free_replay_text(r),
@@ -47,6 +50,12 @@ pub fn replayed_json(t: &Loaded, r: &Replayed) -> serde_json::Value {
             v["swap_cache_recorded"] = serde_json::json!(t.header.records_out_freed());
             v["reclaim_keeps_unmapped_dirty"] = serde_json::json!(t.header.keeps_unmapped_dirty());
             v["lru_gen_clears_readahead"] = serde_json::json!(t.header.lru_gen_clears_readahead);
+            v["reads_recorded"] = serde_json::json!(r.coverage.map(|c| serde_json::json!({
+                "recorded": c.recorded,
+                "kernel": c.kernel,
+                "pct": c.pct(),
+                "short": c.is_short(),
+            })));
             v
         }
         Replayed::Free(r) => super::free_replay_json(r),

@@ -26,7 +26,7 @@ pub use memory::{MemcgSample, MemorySource, ReplayMemory};
 pub use output::{OutputError, OutputPolicy};
 pub use reader::{TraceInput, TraceReader, PROBLEMS_MAX};
 pub use stream::{export_jsonl_stream, StreamEnd, TraceStream};
-pub use summary::Summary;
+pub use summary::{ReadCoverage, Summary};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

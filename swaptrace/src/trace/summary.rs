@@ -61,6 +61,17 @@ impl Summary {
         self.fault_zero_reads + self.other_reads_zero
     }
 
+    /// Pages read from swap, of every kind, in faults and outside them.
+    pub fn pages_read(&self) -> u64 {
+        self.fault_pages_read
+            + self.fault_zero_reads
+            + self.fault_zswap_loads
+            + self.other_reads_io
+            + self.other_reads_zero
+            + self.other_reads_zswap
+            + self.other_reads_unknown
+    }
+
     /// Adds the counts of one record (also used to summarise a trace file).
     pub fn add(&mut self, r: &Record) {
         match r {
@@ -153,5 +164,149 @@ impl Summary {
 
     pub fn lost_total(&self) -> u64 {
         self.lost.values().sum()
+    }
+}
+
+/// What of the kernel's swap-ins a trace's records hold: the pages they
+/// read ([`Summary::pages_read`]) against pswpin + swpin_zero + zswpin over
+/// the recording. Short where reads went by paths the recorder does not
+/// follow: shared memory (`shmem_swapin_folio()`, not `do_swap_page()`),
+/// or tasks outside the recording.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ReadCoverage {
+    pub recorded: u64,
+    pub kernel: u64,
+    /// Swap-out records, and those with no process owner: shmem's folios
+    /// leave their file before the write (`shmem_writeout()`).
+    pub swap_outs: u64,
+    pub swap_outs_unowned: u64,
+}
+
+/// Below this share of the kernel's reads, a replay's errors against the
+/// kernel's counters measure the recording, not the model.
+const COVERAGE_MIN: f64 = 0.9;
+/// Fewer kernel reads than this are not worth a warning.
+const COVERAGE_PAGES_MIN: u64 = 100;
+
+impl ReadCoverage {
+    /// `delta` gives a vmstat counter's change over the recording; None
+    /// without pswpin.
+    pub fn of(s: &Summary, delta: impl Fn(&str) -> Option<i64>) -> Option<ReadCoverage> {
+        let kernel = ["pswpin", "swpin_zero", "zswpin"]
+            .iter()
+            .map(|c| delta(c))
+            .try_fold(0i64, |a, d| match (a, d) {
+                (a, Some(d)) => Some(a + d),
+                // Older kernels lack swpin_zero; pswpin they all have.
+                (a, None) => Some(a),
+            })
+            .filter(|_| delta("pswpin").is_some())?;
+        Some(ReadCoverage {
+            recorded: s.pages_read(),
+            kernel: kernel.max(0) as u64,
+            swap_outs: s.swap_outs,
+            swap_outs_unowned: s.swap_out_no_vma,
+        })
+    }
+
+    /// Recorded reads in % of the kernel's (None when it read nothing).
+    pub fn pct(&self) -> Option<f64> {
+        (self.kernel > 0).then(|| self.recorded as f64 * 100.0 / self.kernel as f64)
+    }
+
+    /// Under 90% of at least 100 pages the kernel read.
+    pub fn is_short(&self) -> bool {
+        self.kernel >= COVERAGE_PAGES_MIN
+            && (self.recorded as f64) < COVERAGE_MIN * self.kernel as f64
+    }
+
+    /// What a short coverage means, for under a table; None when not short.
+    pub fn note(&self) -> Option<String> {
+        if !self.is_short() {
+            return None;
+        }
+        let unowned = if self.swap_outs_unowned * 10 > self.swap_outs {
+            format!(
+                " {} of {} swap-outs had no process owner, as shared memory's do.",
+                self.swap_outs_unowned, self.swap_outs
+            )
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "the trace's records read {} of the {} pages the kernel read from swap ({:.1}%). \
+             The rest went by paths the recorder does not follow: shared memory (shmem and \
+             tmpfs: MAP_SHARED anonymous mappings, /dev/shm, memfd, SysV shm, read by \
+             shmem_swapin_folio()), or tasks outside the recording.{unowned} A replay models \
+             only what was recorded: its errors against the kernel's counters measure the \
+             recording here, not the policy.",
+            self.recorded,
+            self.kernel,
+            self.pct().unwrap_or(0.0)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delta(pairs: &'static [(&'static str, i64)]) -> impl Fn(&str) -> Option<i64> {
+        move |c| pairs.iter().find(|(n, _)| *n == c).map(|(_, v)| *v)
+    }
+
+    #[test]
+    fn reads_of_every_kind_against_the_kernels_three_counters() {
+        let s = Summary {
+            fault_pages_read: 800,
+            fault_zero_reads: 50,
+            fault_zswap_loads: 40,
+            other_reads_io: 10,
+            ..Summary::default()
+        };
+        let d = delta(&[("pswpin", 850), ("swpin_zero", 50), ("zswpin", 100)]);
+        let c = ReadCoverage::of(&s, d).expect("pswpin present");
+        assert_eq!((c.recorded, c.kernel), (900, 1000));
+        assert_eq!(c.pct(), Some(90.0));
+        assert!(!c.is_short() && c.note().is_none(), "90% is enough");
+        // A kernel without swpin_zero: the others still sum.
+        let c = ReadCoverage::of(&s, delta(&[("pswpin", 950)])).expect("pswpin");
+        assert_eq!(c.kernel, 950);
+        assert!(ReadCoverage::of(&s, delta(&[("zswpin", 5)])).is_none());
+    }
+
+    #[test]
+    fn shared_memory_reads_make_a_note_naming_unowned_swap_outs() {
+        let s = Summary {
+            fault_pages_read: 1781,
+            swap_outs: 68359,
+            swap_out_no_vma: 68300,
+            ..Summary::default()
+        };
+        let c = ReadCoverage::of(&s, delta(&[("pswpin", 51985)])).expect("pswpin");
+        assert!(c.is_short());
+        let n = c.note().expect("a note");
+        assert!(
+            n.contains("1781 of the 51985 pages") && n.contains("(3.4%)"),
+            "{n}"
+        );
+        assert!(
+            n.contains("68300 of 68359 swap-outs had no process owner"),
+            "{n}"
+        );
+        // Owned swap-outs: the note does not blame them.
+        let owned = Summary {
+            swap_out_no_vma: 3,
+            ..s
+        };
+        let n = ReadCoverage::of(&owned, delta(&[("pswpin", 51985)])).and_then(|c| c.note());
+        assert!(n.is_some_and(|n| !n.contains("no process owner")));
+        // A few dozen pages are not worth a warning.
+        let tiny = Summary {
+            fault_pages_read: 1,
+            ..Summary::default()
+        };
+        let c = ReadCoverage::of(&tiny, delta(&[("pswpin", 99)])).expect("pswpin");
+        assert!(!c.is_short());
     }
 }

@@ -1,4 +1,4 @@
-//! The workload's memory: anonymous mappings, one per region.
+//! The workload's memory: anonymous mappings (private, or shared), one per region.
 
 use std::io;
 
@@ -10,14 +10,20 @@ pub(super) struct Mapping {
 }
 
 impl Mapping {
-    fn anonymous(len: usize) -> io::Result<Mapping> {
-        // SAFETY: fresh anonymous private mapping; no aliasing.
+    /// Private, or shared (shmem) where `shared`.
+    fn anonymous(len: usize, shared: bool) -> io::Result<Mapping> {
+        let kind = if shared {
+            libc::MAP_SHARED
+        } else {
+            libc::MAP_PRIVATE
+        };
+        // SAFETY: fresh anonymous mapping; no aliasing.
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                kind | libc::MAP_ANONYMOUS,
                 -1,
                 0,
             )
@@ -45,7 +51,7 @@ pub(super) struct Regions {
 }
 
 impl Regions {
-    pub(super) fn map(pages: u64, regions: u32, psize: u64) -> io::Result<Regions> {
+    pub(super) fn map(pages: u64, regions: u32, psize: u64, shared: bool) -> io::Result<Regions> {
         let n = u64::from(regions).min(pages).max(1);
         let maps = (0..n)
             .map(|r| {
@@ -53,12 +59,12 @@ impl Regions {
                 let len = usize::try_from(len)
                     .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
                 if n == 1 {
-                    return Mapping::anonymous(len);
+                    return Mapping::anonymous(len, shared);
                 }
                 // A PROT_NONE page above each: adjacent anonymous mappings
                 // would merge into one VMA.
                 let ps = psize as usize;
-                let mut m = Mapping::anonymous(len + ps)?;
+                let mut m = Mapping::anonymous(len + ps, shared)?;
                 // SAFETY: the last page of our own mapping.
                 if unsafe { libc::mprotect(m.ptr.add(len).cast(), ps, libc::PROT_NONE) } != 0 {
                     return Err(io::Error::last_os_error());

@@ -172,6 +172,11 @@ pub struct WorkloadSpec {
     /// unmapped at its end: the next mapping takes the same addresses.
     #[serde(default = "one")]
     pub rounds: u32,
+    /// Shared memory (MAP_SHARED | MAP_ANONYMOUS: shmem) instead of
+    /// private: reclaim writes it through `shmem_writeout()` and faults read
+    /// it through `shmem_swapin_folio()`, paths the recorder does not follow.
+    #[serde(default)]
+    pub shared: bool,
 }
 
 fn one() -> u32 {
@@ -198,6 +203,7 @@ impl Default for WorkloadSpec {
             fork_read: false,
             regions: 1,
             rounds: 1,
+            shared: false,
         }
     }
 }
@@ -490,11 +496,12 @@ fn run_round(
         source: io::Error::from(io::ErrorKind::InvalidInput),
     })?;
     let order = touch_order(spec.pattern, pages, spec.seed);
-    let map =
-        Regions::map(pages, spec.regions.max(1), psize).map_err(|source| WorkloadError::Mmap {
+    let map = Regions::map(pages, spec.regions.max(1), psize, spec.shared).map_err(|source| {
+        WorkloadError::Mmap {
             bytes: len as u64,
             source,
-        })?;
+        }
+    })?;
     let ps = psize as usize;
     let slot_off = |slot: usize| (slot * ps / SLOTS) & !7;
 
@@ -749,7 +756,7 @@ mod tests {
         let r = run(&spec).unwrap();
         assert_eq!(r.pages, spec.size_bytes / r.page_size);
         assert_eq!(r.touched, r.pages);
-        let map = Regions::map(10, 3, 4096).unwrap();
+        let map = Regions::map(10, 3, 4096, false).unwrap();
         let usable: Vec<usize> = map.maps.iter().map(|m| m.usable / 4096).collect();
         assert_eq!(usable, [4, 3, 3]);
         // Each with its guard page: three VMAs, not one.

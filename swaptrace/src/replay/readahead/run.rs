@@ -10,7 +10,7 @@ use super::metrics::Metrics;
 use super::policies::{default_names, default_names_for, policy_by_name};
 use super::policy::Policy;
 use crate::replay::family::{known, ParamInfo, ReplayRequest, Uses};
-use crate::trace::{Header, Loaded, Record, ReplayMemory};
+use crate::trace::{Header, Loaded, ReadCoverage, Record, ReplayMemory, Summary};
 
 /// The `--param NAME=VALUE`s the readahead family takes.
 pub const PARAMS: &[ParamInfo] = &[
@@ -52,6 +52,8 @@ pub struct ReadaheadReplay {
     pub cost: IoCost,
     /// The memory replayed, and where it comes from.
     pub memory: ReplayMemory,
+    /// What of the kernel's swap-ins the trace holds (None without vmstat).
+    pub coverage: Option<ReadCoverage>,
 }
 
 /// Replays `t` through the policies `req` names (none or `all`: the
@@ -69,6 +71,8 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayErr
     let mut input = ReplayInput::from_trace(t, memory.pages)?;
     let (device, cost, policies) =
         prepare(&mut input, &t.header, &FaultCosts::of_trace(t), req, None)?;
+    let mut summary = Summary::default();
+    t.records.iter().for_each(|r| summary.add(r));
     Ok(ReadaheadReplay {
         results: replay_all(&input, policies)?,
         unknown_faults: input.unknown_faults,
@@ -77,6 +81,7 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<ReadaheadReplay, ReplayErr
         device,
         cost,
         memory,
+        coverage: ReadCoverage::of(&summary, |c| t.vmstat_delta(c)),
     })
 }
 

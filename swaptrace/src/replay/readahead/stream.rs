@@ -21,7 +21,9 @@ use super::policy::Policy;
 use super::run::{prepare, ReadaheadReplay};
 use super::space::SlotTable;
 use crate::replay::family::ReplayRequest;
-use crate::trace::{Header, Record, ReplayMemory, StreamEnd, TraceError, TraceStream};
+use crate::trace::{
+    Header, ReadCoverage, Record, ReplayMemory, StreamEnd, Summary, TraceError, TraceStream,
+};
 use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
 
@@ -38,6 +40,8 @@ pub(super) struct Plan {
     min_after: Vec<u64>,
     /// The major faults' durations, for the I/O cost fit.
     costs: FaultCosts,
+    /// The records counted, for what of the kernel's reads they hold.
+    summary: Summary,
 }
 
 fn plan(mut s: TraceStream, progress: &mut dyn FnMut(&TraceStream)) -> (Plan, StreamEnd) {
@@ -46,10 +50,12 @@ fn plan(mut s: TraceStream, progress: &mut dyn FnMut(&TraceStream)) -> (Plan, St
     let mut scratch = Vec::new();
     let mut mins = Vec::new();
     let mut costs = FaultCosts::default();
+    let mut summary = Summary::default();
     while let Some(batch) = s.next_batch() {
         for r in &batch {
             builder.convert(r, &mut scratch);
             costs.add(r);
+            summary.add(r);
         }
         mins.push(scratch.iter().map(Event::ts).min().unwrap_or(u64::MAX));
         scratch.clear();
@@ -69,6 +75,7 @@ fn plan(mut s: TraceStream, progress: &mut dyn FnMut(&TraceStream)) -> (Plan, St
         unknown_swapoffs,
         min_after,
         costs,
+        summary,
     };
     (plan, end)
 }
@@ -201,6 +208,9 @@ impl Scanned {
             device,
             cost,
             memory,
+            coverage: ReadCoverage::of(&plan.summary, |c| {
+                header.vmstat_delta(self.end.footer.as_ref(), c)
+            }),
         })
     }
 }
