@@ -632,6 +632,14 @@ fn fault_done() {
         return;
     }
     s.fault_active = FAULT_NONE;
+    // Read, and mapped no swap entry: do_swap_page() read the page, then
+    // found the PTE changed (another thread of the mm mapped the folio,
+    // a swap-cache hit recorded on its own), or shared memory
+    // (shmem_swapin_folio(): no swap PTE, so no entry joins it).
+    let read = s.reads != 0 || s.zero_reads != 0 || s.zswap_loads != 0;
+    if s.fault_mm == 0 && read {
+        s.fault_mm = current_mm();
+    }
     if s.fault_mm == 0 || s.fault_mm != current_mm() {
         return;
     }

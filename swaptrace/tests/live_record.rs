@@ -248,6 +248,52 @@ fn shared_memory_swap_is_reported_as_unrecorded() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn threads_faulting_the_same_pages_lose_no_reads() {
+    let _lock = live("threads_faulting_the_same_pages_lose_no_reads");
+    let dir = scratch();
+    let out = dir.join("threads.swt");
+    let spec = WorkloadSpec {
+        size_bytes: 256 << 20,
+        threads: 4,
+        seed: 5,
+        ..WorkloadSpec::default()
+    };
+    let (r, swap, cg) = record_in_cgroup(&dir, out.clone(), &spec, None);
+    drop((swap, cg));
+    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+    let rows = vmstat_check(
+        &r.summary,
+        &r.vmstat_delta,
+        Seen::from_attach(r.attached.iter().map(String::as_str)),
+    );
+    eprintln!("{}", check_text(&rows));
+    // A thread that read a page and found it mapped by another (the PTE
+    // changed under do_swap_page()) maps no swap entry; its reads are
+    // still the trace's: every page read is, and the replay's.
+    let read = rows
+        .iter()
+        .find(|r| r.counter == "pswpin")
+        .expect("pswpin row");
+    assert!(read.kernel > 20_000, "the workload must really swap");
+    assert_eq!(read.recorded as i64, read.kernel, "pages read");
+    // A thread whose lookup missed while another read the folio counts
+    // PGMAJFAULT too, and reads and maps nothing: not a swap-in of its own.
+    for row in &rows {
+        let pct = if row.counter == "pgmajfault" {
+            3.0
+        } else {
+            1.0
+        };
+        assert!(row.agrees(pct), "{row:?}");
+    }
+    let delta = |c: &str| r.vmstat_delta.get(c).copied();
+    let c = ReadCoverage::of(&r.summary, delta).expect("pswpin");
+    assert_eq!(c.recorded, c.kernel, "{c:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Records `spec` run in a 128 MiB memory cgroup over a 1 GiB swap file
 /// in `dir`; the guards (swap, cgroup) come back to be dropped after the checks.
 fn record_in_cgroup(

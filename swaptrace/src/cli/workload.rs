@@ -35,6 +35,10 @@ pub struct Shape {
     /// `record` and `replay` then say.
     #[arg(long)]
     pub shared: bool,
+    /// Threads doing the read passes at once, each over every page in the
+    /// same order, so that they fault on the same pages together.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub threads: u32,
 }
 
 impl Shape {
@@ -48,6 +52,7 @@ impl Shape {
             regions: self.regions,
             rounds: self.rounds,
             shared: self.shared,
+            threads: self.threads,
             ..spec
         }
     }

@@ -68,6 +68,9 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
     if w.skip_every > 0 {
         cmd.extend(["--skip-every".into(), w.skip_every.to_string()]);
     }
+    if w.threads > 1 {
+        cmd.extend(["--threads".into(), w.threads.to_string()]);
+    }
     if w.rounds > 1 {
         cmd.extend(["--rounds".into(), w.rounds.to_string()]);
     }

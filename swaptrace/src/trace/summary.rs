@@ -23,6 +23,9 @@ pub struct Summary {
     pub fault_pages_read: u64,
     pub fault_zero_reads: u64,
     pub fault_zswap_loads: u64,
+    /// Of those, read in faults whose entry is not known (not replayable):
+    /// shared memory's, whose swap-outs have no owner.
+    pub fault_reads_unjoined: u64,
     pub other_reads_io: u64,
     pub other_reads_zero: u64,
     pub other_reads_zswap: u64,
@@ -103,6 +106,10 @@ impl Summary {
                 self.fault_pages_read += *pages_read as u64;
                 self.fault_zero_reads += *zero_reads as u64;
                 self.fault_zswap_loads += *zswap_loads as u64;
+                if entry.is_none() {
+                    self.fault_reads_unjoined +=
+                        *pages_read as u64 + *zero_reads as u64 + *zswap_loads as u64;
+                }
             }
             Record::SwapRead { how, nr, .. } => {
                 let n = *nr as u64;
@@ -167,11 +174,12 @@ impl Summary {
     }
 }
 
-/// What of the kernel's swap-ins a trace's records hold: the pages they
-/// read ([`Summary::pages_read`]) against pswpin + swpin_zero + zswpin over
-/// the recording. Short where reads went by paths the recorder does not
-/// follow: shared memory (`shmem_swapin_folio()`, not `do_swap_page()`),
-/// or tasks outside the recording.
+/// What of the kernel's swap-ins a trace's records hold for a replay: the
+/// pages they read ([`Summary::pages_read`]) but in faults of no known
+/// entry, against pswpin + swpin_zero + zswpin over the recording. Short
+/// where reads went by paths the recorder does not follow: shared memory
+/// (`shmem_swapin_folio()`, no swap PTE to join the swap-out by), or tasks
+/// outside the recording.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ReadCoverage {
     pub recorded: u64,
@@ -202,7 +210,7 @@ impl ReadCoverage {
             })
             .filter(|_| delta("pswpin").is_some())?;
         Some(ReadCoverage {
-            recorded: s.pages_read(),
+            recorded: s.pages_read() - s.fault_reads_unjoined.min(s.pages_read()),
             kernel: kernel.max(0) as u64,
             swap_outs: s.swap_outs,
             swap_outs_unowned: s.swap_out_no_vma,
@@ -234,8 +242,9 @@ impl ReadCoverage {
             String::new()
         };
         Some(format!(
-            "the trace's records read {} of the {} pages the kernel read from swap ({:.1}%). \
-             The rest went by paths the recorder does not follow: shared memory (shmem and \
+            "the trace's records read {} of the {} pages the kernel read from swap ({:.1}%), \
+             counting no fault whose swap entry is unknown. The rest went by paths the \
+             recorder does not follow: shared memory (shmem and \
              tmpfs: MAP_SHARED anonymous mappings, /dev/shm, memfd, SysV shm, read by \
              shmem_swapin_folio()), or tasks outside the recording.{unowned} A replay models \
              only what was recorded: its errors against the kernel's counters measure the \
@@ -285,6 +294,24 @@ mod tests {
         };
         let c = ReadCoverage::of(&s, delta(&[("pswpin", 51985)])).expect("pswpin");
         assert!(c.is_short());
+        // Shared memory's faults recorded, with no entry: not counted.
+        let mut with_faults = s.clone();
+        with_faults.add(&Record::SwapFault {
+            ts: 1,
+            dur_ns: 1,
+            tid: 1,
+            mm: 1,
+            addr: 0x1000,
+            entry: None,
+            major: true,
+            pages_read: 50_000,
+            zero_reads: 0,
+            zswap_loads: 0,
+            write: false,
+        });
+        assert_eq!(with_faults.pages_read(), 51781);
+        let c2 = ReadCoverage::of(&with_faults, delta(&[("pswpin", 51985)])).expect("pswpin");
+        assert_eq!(c2.recorded, c.recorded);
         let n = c.note().expect("a note");
         assert!(
             n.contains("1781 of the 51985 pages") && n.contains("(3.4%)"),

@@ -50,6 +50,10 @@ pub(super) struct Regions {
     ps: usize,
 }
 
+// SAFETY: the mappings live as long as `Regions`; threads share it only
+// for the read passes, which only read through its pointers.
+unsafe impl Sync for Regions {}
+
 impl Regions {
     pub(super) fn map(pages: u64, regions: u32, psize: u64, shared: bool) -> io::Result<Regions> {
         let n = u64::from(regions).min(pages).max(1);

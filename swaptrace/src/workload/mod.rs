@@ -41,6 +41,8 @@ pub enum WorkloadError {
     Fork(#[source] io::Error),
     #[error("{what} failed: {how}")]
     Child { what: String, how: String },
+    #[error("a reader thread panicked")]
+    ReaderPanicked,
     #[error(
         "page {page} corrupt in pass {pass}: word at offset {offset} is {found:#018x}, expected {expected:#018x}"
     )]
@@ -177,6 +179,10 @@ pub struct WorkloadSpec {
     /// it through `shmem_swapin_folio()`, paths the recorder does not follow.
     #[serde(default)]
     pub shared: bool,
+    /// Threads that do the read passes at once, each over every page in
+    /// the same order: they fault on the same pages together.
+    #[serde(default = "one")]
+    pub threads: u32,
 }
 
 fn one() -> u32 {
@@ -204,6 +210,7 @@ impl Default for WorkloadSpec {
             regions: 1,
             rounds: 1,
             shared: false,
+            threads: 1,
         }
     }
 }
@@ -573,7 +580,7 @@ fn run_round(
         t.arrive_and_wait();
     }
     let t1 = Instant::now();
-    let read = || read_passes(spec, &map, pages, ps);
+    let read = || read_threads(spec, &map, pages, ps);
     if spec.fork_read {
         let pid = procs::fork_child("the forked reader", read)?;
         procs::wait_child(pid, "the forked reader")?;
@@ -593,6 +600,28 @@ fn run_round(
         elapsed_read,
         maj_faults: 0,
         min_faults: 0,
+    })
+}
+
+/// The read passes in [`WorkloadSpec::threads`] threads at once.
+fn read_threads(
+    spec: &WorkloadSpec,
+    map: &Regions,
+    pages: u64,
+    ps: usize,
+) -> Result<(), WorkloadError> {
+    if spec.threads <= 1 {
+        return read_passes(spec, map, pages, ps);
+    }
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..spec.threads)
+            .map(|_| scope.spawn(|| read_passes(spec, map, pages, ps)))
+            .collect();
+        readers
+            .into_iter()
+            .map(|r| r.join().unwrap_or(Err(WorkloadError::ReaderPanicked)))
+            .collect::<Result<Vec<()>, _>>()
+            .map(|_| ())
     })
 }
 
@@ -741,6 +770,32 @@ mod tests {
             assert_eq!(r.pages, r.touched);
             assert!(r.min_faults >= r.pages / 2, "first touch should fault");
         }
+    }
+
+    /// Shared memory read by threads at once: every page checked by each.
+    #[test]
+    fn threads_read_shared_memory_back() {
+        let spec = WorkloadSpec {
+            size_bytes: 4 << 20,
+            shared: true,
+            threads: 3,
+            passes: 2,
+            ..WorkloadSpec::default()
+        };
+        let r = run(&spec).unwrap();
+        assert_eq!((r.touched, r.pages), (1024, 1024));
+        // A mapping never written: the threads' checks fail, and say so.
+        let map = Regions::map(4, 1, 4096, true).unwrap();
+        let e = read_threads(
+            &WorkloadSpec {
+                size_bytes: 4 * 4096,
+                ..spec
+            },
+            &map,
+            4,
+            4096,
+        );
+        assert!(matches!(e, Err(WorkloadError::Corrupt { .. })), "{e:?}");
     }
 
     /// Several mappings: every page written and read back (checked), in
