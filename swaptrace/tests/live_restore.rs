@@ -406,3 +406,62 @@ fn killed_record_leaves_its_trace_and_no_process() {
     drop(swap);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn interrupted_fidelity_stops_and_restores() {
+    let _lock = live("interrupted_fidelity_stops_and_restores");
+    let dir = scratch("fidelity");
+    let before = state(&dir);
+    let mut f = Command::new(EXE)
+        .args([
+            "lab",
+            "fidelity",
+            "--runs",
+            "2",
+            "--limit-mib",
+            "64",
+            "--dir",
+        ])
+        .arg(&dir)
+        .args(["--", "sleep", "60"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = f.id();
+    let is_sleep = |k: u32| {
+        std::fs::read_to_string(format!("/proc/{k}/comm")).is_ok_and(|c| c.trim() == "sleep")
+    };
+    wait_for("the first run's command", Duration::from_secs(60), || {
+        children(pid).iter().any(|&(k, _)| is_sleep(k))
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let t = Instant::now();
+    // SAFETY: kill(2) of our own child.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGINT) }, 0);
+    let status = f.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut f.stderr.take().unwrap(), &mut err).unwrap();
+    // Ctrl-C ends the experiment: no second run, a failure that says why.
+    assert!(
+        t.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert!(!status.success(), "{err}");
+    assert!(
+        err.contains("interrupted by SIGINT") && err.contains("0 of 4 runs done"),
+        "{err}"
+    );
+    assert!(!err.contains("OOM"), "{err}");
+    assert_eq!(state(&dir), before, "left behind");
+    let traces: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().contains(".swt"))
+        .collect();
+    assert!(traces.is_empty(), "traces left: {traces:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -86,10 +86,7 @@ pub fn run(a: Args) -> Result<()> {
         },
     )?;
     if r.exit_code != Some(0) {
-        bail!(
-            "the workload failed: {}",
-            swaptrace::record::describe_exit(r.exit_code)
-        );
+        bail!("the workload failed: {}", r.command_outcome());
     }
     super::record::print_recorded(&r, a.json)?;
     if !a.json {

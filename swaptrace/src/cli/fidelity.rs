@@ -301,14 +301,20 @@ fn record(a: Args) -> Result<()> {
                     )?
                 };
                 done += 1;
+                if let Some(sig) = r.stopped_by {
+                    // Ctrl-C stops the experiment, not one run of it.
+                    std::fs::remove_file(&out).with_context(|| out.display().to_string())?;
+                    bail!(
+                        "interrupted by {sig} in {name}, its trace removed: {} of {total} runs \
+                         done; swap, the cgroup and vma_ra_enabled restored",
+                        done - 1
+                    );
+                }
                 if r.exit_code != Some(0) {
                     // An OOM kill under thrashing: the run is left out, the
                     // others stand. A kept trace is renamed so that --from
                     // passes over it.
-                    let what = format!(
-                        "{name}: the workload failed: {}",
-                        swaptrace::record::describe_exit(r.exit_code)
-                    );
+                    let what = format!("{name}: the workload failed: {}", r.command_outcome());
                     let kept = a.keep.is_some().then(|| out.with_extension("swt.failed"));
                     match &kept {
                         Some(k) => std::fs::rename(&out, k),

@@ -71,6 +71,9 @@ pub struct Recorded {
     pub bytes: u64,
     pub elapsed_s: f64,
     pub exit_code: Option<i32>,
+    /// The signal that ended the recording ("SIGINT", "SIGTERM"), which
+    /// then killed the command if it still ran.
+    pub stopped_by: Option<&'static str>,
     pub vmstat_delta: std::collections::BTreeMap<String, i64>,
     pub attached: Vec<String>,
     pub skipped: Vec<(String, String)>,
@@ -371,6 +374,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         ..Sampler::default()
     };
 
+    let mut stopped_by = None;
     loop {
         tokio::select! {
             guard = fd.readable_mut() => {
@@ -387,8 +391,8 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
                 break;
             }
             _ = sleep_until(deadline) => break,
-            _ = sigint.recv() => break,
-            _ = sigterm.recv() => break,
+            _ = sigint.recv() => { stopped_by = Some("SIGINT"); break }
+            _ = sigterm.recv() => { stopped_by = Some("SIGTERM"); break }
             _ = swap_tick.tick(), if swaps.is_some() => {
                 if let Some(w) = swaps.as_mut() {
                     let from = out.len();
@@ -501,6 +505,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         bytes,
         elapsed_s: started.elapsed().as_secs_f64(),
         exit_code,
+        stopped_by,
         vmstat_delta,
         attached: probe.attached.clone(),
         skipped: probe.skipped.clone(),
@@ -542,6 +547,17 @@ fn skipped_why(n: u64, preempt: &Result<probe::Preempt, String>, twinned: usize)
 /// A workload's [`Recorded::exit_code`] in words: a signal's death (exit
 /// code 128 + N, as [`exit_code_of`] makes it) says so, SIGKILL as the OOM
 /// killer's likely work.
+impl Recorded {
+    /// How the recorded command ended, in words: stopped with the
+    /// recording by a signal, or [`describe_exit`].
+    pub fn command_outcome(&self) -> String {
+        match self.stopped_by {
+            Some(sig) => format!("the recording was stopped by {sig}, and the command with it"),
+            None => describe_exit(self.exit_code),
+        }
+    }
+}
+
 pub fn describe_exit(code: Option<i32>) -> String {
     match code {
         Some(137) => "killed by SIGKILL (an OOM kill if the memory limit is too small)".into(),
