@@ -211,18 +211,16 @@ fn sigint_stops_recording_and_finalizes_the_trace() {
 #[test]
 #[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn shared_memory_swap_is_reported_as_unrecorded() {
-    let _lock = live("shared_memory_swap_is_reported_as_unrecorded");
-    let dir = scratch();
-    let out = dir.join("shared.swt");
     let spec = WorkloadSpec {
-        size_bytes: 256 << 20,
         shared: true,
         seed: 3,
         ..WorkloadSpec::default()
     };
-    let (r, swap, cg) = record_in_cgroup(&dir, out.clone(), &spec, None);
-    drop((swap, cg));
-    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+    let (_lock, dir, out, r) = recorded_256m(
+        "shared_memory_swap_is_reported_as_unrecorded",
+        "shared.swt",
+        spec,
+    );
     let delta = |c: &str| r.vmstat_delta.get(c).copied();
     let c = ReadCoverage::of(&r.summary, delta).expect("pswpin in /proc/vmstat");
     eprintln!("{c:?}");
@@ -251,18 +249,16 @@ fn shared_memory_swap_is_reported_as_unrecorded() {
 #[test]
 #[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn threads_faulting_the_same_pages_lose_no_reads() {
-    let _lock = live("threads_faulting_the_same_pages_lose_no_reads");
-    let dir = scratch();
-    let out = dir.join("threads.swt");
     let spec = WorkloadSpec {
-        size_bytes: 256 << 20,
         threads: 4,
         seed: 5,
         ..WorkloadSpec::default()
     };
-    let (r, swap, cg) = record_in_cgroup(&dir, out.clone(), &spec, None);
-    drop((swap, cg));
-    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+    let (_lock, dir, _, r) = recorded_256m(
+        "threads_faulting_the_same_pages_lose_no_reads",
+        "threads.swt",
+        spec,
+    );
     let rows = vmstat_check(
         &r.summary,
         &r.vmstat_delta,
@@ -292,6 +288,32 @@ fn threads_faulting_the_same_pages_lose_no_reads() {
     let c = ReadCoverage::of(&r.summary, delta).expect("pswpin");
     assert_eq!(c.recorded, c.kernel, "{c:?}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Under the live-test lock, `spec` with 256 MiB recorded to `file` as
+/// [`record_in_cgroup`] does, swap and cgroup gone again, the workload
+/// succeeded: the lock, the scratch directory, the trace, the recording.
+fn recorded_256m(
+    test: &str,
+    file: &str,
+    spec: WorkloadSpec,
+) -> (
+    std::sync::MutexGuard<'static, ()>,
+    PathBuf,
+    PathBuf,
+    swaptrace::record::Recorded,
+) {
+    let lock = live(test);
+    let dir = scratch();
+    let out = dir.join(file);
+    let spec = WorkloadSpec {
+        size_bytes: 256 << 20,
+        ..spec
+    };
+    let (r, swap, cg) = record_in_cgroup(&dir, out.clone(), &spec, None);
+    drop((swap, cg));
+    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+    (lock, dir, out, r)
 }
 
 /// Records `spec` run in a 128 MiB memory cgroup over a 1 GiB swap file

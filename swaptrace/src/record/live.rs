@@ -655,9 +655,13 @@ fn write_all(w: &mut TraceWriter, out: &mut Vec<Record>) -> Result<(), RecordErr
 
 /// Cgroup samples taken at every tick (100 ms) before once a second.
 const MEMCG_DENSE: usize = 100;
+/// zswap pool samples (of a pool holding anything) taken at every tick
+/// before once a second: a run of a second or less has some.
+const POOL_DENSE: usize = 10;
 
-/// What the footer samples once a second: the zswap pool (when it holds
-/// anything), the traced process tree's footprint and the traced cgroup.
+/// What the footer samples once a second (the first ones more often):
+/// the zswap pool (when it holds anything), the traced process tree's
+/// footprint and the traced cgroup.
 #[derive(Default)]
 struct Sampler {
     traced: Option<u32>,
@@ -677,11 +681,17 @@ impl Sampler {
         if dense {
             self.cgroup(now);
         }
+        let pool_dense = self.zswap_pool.len() < POOL_DENSE;
+        if pool_dense {
+            self.pool(now);
+        }
         if now.saturating_sub(self.last) < 1_000_000_000 {
             return;
         }
         self.last = now;
-        self.pool(now);
+        if !pool_dense {
+            self.pool(now);
+        }
         if !dense {
             self.cgroup(now);
         }
