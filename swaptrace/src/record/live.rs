@@ -544,9 +544,6 @@ fn skipped_why(n: u64, preempt: &Result<probe::Preempt, String>, twinned: usize)
     format!("{what}: {cause}")
 }
 
-/// A workload's [`Recorded::exit_code`] in words: a signal's death (exit
-/// code 128 + N, as [`exit_code_of`] makes it) says so, SIGKILL as the OOM
-/// killer's likely work.
 impl Recorded {
     /// How the recorded command ended, in words: stopped with the
     /// recording by a signal, or [`describe_exit`].
@@ -558,6 +555,9 @@ impl Recorded {
     }
 }
 
+/// A workload's [`Recorded::exit_code`] in words: a signal's death (exit
+/// code 128 + N, as [`exit_code_of`] makes it) says so, SIGKILL as the OOM
+/// killer's likely work.
 pub fn describe_exit(code: Option<i32>) -> String {
     match code {
         Some(137) => "killed by SIGKILL (an OOM kill if the memory limit is too small)".into(),

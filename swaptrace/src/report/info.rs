@@ -95,7 +95,7 @@ impl TraceInfo {
             "records": self.kinds,
             "unknown_records_skipped": self.skipped,
             "summary": self.summary,
-            "reads_recorded": self.coverage(),
+            "reads_recorded": self.coverage().map(|c| c.json()),
             "problems": self.problems,
         })
     }

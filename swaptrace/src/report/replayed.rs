@@ -50,12 +50,7 @@ pub fn replayed_json(t: &Loaded, r: &Replayed) -> serde_json::Value {
             v["swap_cache_recorded"] = serde_json::json!(t.header.records_out_freed());
             v["reclaim_keeps_unmapped_dirty"] = serde_json::json!(t.header.keeps_unmapped_dirty());
             v["lru_gen_clears_readahead"] = serde_json::json!(t.header.lru_gen_clears_readahead);
-            v["reads_recorded"] = serde_json::json!(r.coverage.map(|c| serde_json::json!({
-                "recorded": c.recorded,
-                "kernel": c.kernel,
-                "pct": c.pct(),
-                "short": c.is_short(),
-            })));
+            v["reads_recorded"] = serde_json::json!(r.coverage.map(|c| c.json()));
             v
         }
         Replayed::Free(r) => super::free_replay_json(r),

@@ -180,7 +180,7 @@ impl Summary {
 /// where reads went by paths the recorder does not follow: shared memory
 /// (`shmem_swapin_folio()`, no swap PTE to join the swap-out by), pages
 /// `mremap()` moved after their swap-out, or tasks outside the recording.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReadCoverage {
     pub recorded: u64,
     pub kernel: u64,
@@ -200,20 +200,29 @@ impl ReadCoverage {
     /// `delta` gives a vmstat counter's change over the recording; None
     /// without pswpin.
     pub fn of(s: &Summary, delta: impl Fn(&str) -> Option<i64>) -> Option<ReadCoverage> {
-        let kernel = ["pswpin", "swpin_zero", "zswpin"]
+        // Older kernels lack swpin_zero; pswpin they all have.
+        delta("pswpin")?;
+        let kernel: i64 = ["pswpin", "swpin_zero", "zswpin"]
             .iter()
-            .map(|c| delta(c))
-            .try_fold(0i64, |a, d| match (a, d) {
-                (a, Some(d)) => Some(a + d),
-                // Older kernels lack swpin_zero; pswpin they all have.
-                (a, None) => Some(a),
-            })
-            .filter(|_| delta("pswpin").is_some())?;
+            .filter_map(|c| delta(c))
+            .sum();
         Some(ReadCoverage {
             recorded: s.pages_read() - s.fault_reads_unjoined.min(s.pages_read()),
             kernel: kernel.max(0) as u64,
             swap_outs: s.swap_outs,
             swap_outs_unowned: s.swap_out_no_vma,
+        })
+    }
+
+    /// As `info --json` and `replay --json` show it (`reads_recorded`).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "recorded": self.recorded,
+            "kernel": self.kernel,
+            "pct": self.pct(),
+            "short": self.is_short(),
+            "swap_outs": self.swap_outs,
+            "swap_outs_unowned": self.swap_outs_unowned,
         })
     }
 
