@@ -48,8 +48,11 @@ pub mod kind {
     /// never mapped (read ahead from zswap), and will keep it
     /// (`shrink_folio_list()`): MGLRU's isolation cleared its PG_readahead.
     pub const ISOLATED: u8 = 22;
+    /// `mremap()` moved `[entry, entry + nr pages)` of `mm` to `addr`: sent
+    /// with the UNMAPPED event of the range it found (`MREMAP_MAYMOVE`).
+    pub const MOVED: u8 = 23;
     /// One past the largest kind.
-    pub const COUNT: usize = 23;
+    pub const COUNT: usize = 24;
 
     /// The trace record an event of kind `k` becomes ([`super::names`]),
     /// "unknown" for none.
@@ -75,6 +78,7 @@ pub mod kind {
             OUT_FREED => names::OUT_FREED,
             UNMAPPED => names::UNMAPPED,
             ISOLATED => names::ISOLATED,
+            MOVED => names::MOVED,
             _ => "unknown",
         }
     }
@@ -104,6 +108,7 @@ pub mod names {
     pub const OUT_FREED: &str = "out_freed";
     pub const UNMAPPED: &str = "unmapped";
     pub const ISOLATED: &str = "isolated";
+    pub const MOVED: &str = "moved";
     pub const KHUGEPAGED_SCAN: &str = "khugepaged_scan";
     pub const COLLAPSE: &str = "collapse";
     /// A VMA's bounds, first seen or changed (made by userspace).
@@ -146,6 +151,9 @@ macro_rules! kernel_constants {
             K_AVC_RB = u64::MAX,
             /// `anon_vma_chain.vma`.
             K_AVC_VMA = u64::MAX,
+            /// `anon_vma_chain.rb_subtree_last`: the interval tree's
+            /// augmentation (the last page of the subtree's VMAs).
+            K_AVC_LAST = u64::MAX,
             /// `vm_area_struct.vm_mm`.
             K_VMA_MM = u64::MAX,
             /// `vm_area_struct.vm_start`.
@@ -156,6 +164,13 @@ macro_rules! kernel_constants {
             K_VMA_END = u64::MAX,
             /// `vm_unmapped_area_info.length`.
             K_VMUA_LENGTH = u64::MAX,
+            /// The syscall's saved registers (`struct pt_regs`): its number
+            /// and first two arguments; and `__NR_mremap`. Unknown: no
+            /// MOVED events.
+            K_REGS_NR = u64::MAX,
+            K_REGS_ARG0 = u64::MAX,
+            K_REGS_ARG1 = u64::MAX,
+            K_NR_MREMAP = u64::MAX,
             /// `enum vm_event_item` values, as seen by `count_memcg_events`.
             K_EV_PSWPIN = u64::MAX,
             K_EV_PSWPOUT = u64::MAX,
@@ -388,6 +403,8 @@ pub mod read_kind {
 /// - COLLAPSE: `mm`, `flags` bit 0 isolated, `entry` = status as u32.
 /// - ZAP: `mm`, `entry` = MM_SWAPENTS left (the percpu counter's global
 ///   count, as i64: approximate by up to its batch per CPU; `u64::MAX` unread).
+/// - UNMAPPED: `mm`, `addr` start, `entry` length in bytes. MOVED: `mm`,
+///   `addr` the new start, `entry` the old one, `nr` pages moved (saturated).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RawEvent {

@@ -13,40 +13,64 @@ use crate::swap::{emit, event, g, holds_swap, mark_tgid, read_u64, selected, tas
 /// `rb_node.rb_right`, `rb_node.rb_left` (after `__rb_parent_color`).
 const RB_RIGHT: u64 = 8;
 const RB_LEFT: u64 = 16;
-/// Levels of the anon_vma's interval tree searched.
-const AVC_DEPTH: u32 = 12;
+/// Steps down the anon_vma's interval tree (an rbtree: at most twice as
+/// high as a balanced one).
+const AVC_STEPS: u32 = 24;
 
-/// The VMA on an anon_vma that maps page `index`, with its `vm_pgoff`:
-/// the interval tree of anon_vma_chains (ordered by `vm_pgoff`) searched
-/// from `node`, its root, as `anon_vma_interval_tree_foreach()` would. An
-/// mprotect or fork puts several VMAs on one anon_vma; the root alone may
-/// not map the page. Without a match, the root's VMA.
+/// The VMA on an anon_vma that maps page `index`, with its `vm_pgoff`: the
+/// first anon_vma_chain of the interval tree from `root` whose VMA covers
+/// `index`, as `anon_vma_interval_tree_foreach()` finds it
+/// (`interval_tree_subtree_search()`: by each subtree's last page). An
+/// mprotect, fork or mremap puts several VMAs, their page ranges
+/// overlapping, on one anon_vma; the root alone may not map the page.
+/// Without a match, the root's VMA.
 #[inline(always)]
-pub(crate) fn vma_of(node: u64, index: u64) -> Option<(Head, u64)> {
-    let mut node = node;
-    let mut root: Option<(Head, u64)> = None;
+pub(crate) fn vma_of(root: u64, index: u64) -> Option<(Head, u64)> {
+    let vma = vma_covering(root, index).or_else(|| {
+        // Without a match, the root's VMA.
+        (root != 0).then(|| read_u64(root - g(&K_AVC_RB), g(&K_AVC_VMA)))?
+    })?;
+    let v = Head::read(vma)?;
+    let pgoff = v.get(g(&K_VMA_PGOFF))?;
+    Some((v, pgoff))
+}
+
+/// The search of [`vma_of`]: the VMA's address. Member reads only (no
+/// 64-byte copies): the swap-out program and its twin's frame share 512
+/// bytes of stack.
+#[inline(always)]
+fn vma_covering(root: u64, index: u64) -> Option<u64> {
     let shift = g(&K_PAGE_SHIFT);
-    for _ in 0..AVC_DEPTH {
+    let (rb, last) = (g(&K_AVC_RB), g(&K_AVC_LAST));
+    // Whether a subtree's last page reaches `index` (unknown: no).
+    let covers = |n: u64| n != 0 && read_u64(n.wrapping_sub(rb), last).is_some_and(|l| l >= index);
+    let mut node = root;
+    for _ in 0..AVC_STEPS {
         if node == 0 {
-            break;
+            return None;
         }
-        let avc = node - g(&K_AVC_RB);
-        let v = read_u64(avc, g(&K_AVC_VMA)).and_then(Head::read)?;
-        let pgoff = v.get(g(&K_VMA_PGOFF))?;
-        let pages = v.get(g(&K_VMA_END))?.wrapping_sub(v.get(g(&K_VMA_START))?) >> shift;
-        let next = if index < pgoff {
-            RB_LEFT
-        } else if index - pgoff >= pages {
-            RB_RIGHT
-        } else {
-            return Some((v, pgoff));
-        };
-        if root.is_none() {
-            root = Some((v, pgoff));
+        let left = read_u64(node, RB_LEFT).unwrap_or(0);
+        if covers(left) {
+            node = left;
+            continue;
         }
-        node = read_u64(node, next).unwrap_or(0);
+        let vma = read_u64(node - rb, g(&K_AVC_VMA))?;
+        let pgoff = read_u64(vma, g(&K_VMA_PGOFF))?;
+        if index < pgoff {
+            return None;
+        }
+        let start = read_u64(vma, g(&K_VMA_START))?;
+        let pages = read_u64(vma, g(&K_VMA_END))?.wrapping_sub(start) >> shift;
+        if index - pgoff < pages {
+            return Some(vma);
+        }
+        let right = read_u64(node, RB_RIGHT).unwrap_or(0);
+        if !covers(right) {
+            return None;
+        }
+        node = right;
     }
-    root
+    None
 }
 
 twin! {

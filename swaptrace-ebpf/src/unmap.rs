@@ -2,13 +2,21 @@
 //! range a new mapping goes to, so whatever the replay holds of that range
 //! (swap PTEs, resident pages, VMAs) was unmapped since. No munmap probe is
 //! needed, and no syscall tracepoint (those slow every system call).
+//! Inside `mremap()` the range found is where the old one moves (its page
+//! tables, swap PTEs included): the syscall's saved registers name it.
 
 use crate::twin::twin;
-use aya_ebpf::{helpers::bpf_ktime_get_ns, macros::raw_tracepoint, programs::RawTracePointContext};
+use aya_ebpf::{
+    helpers::{
+        bpf_get_current_task_btf, bpf_ktime_get_ns, bpf_probe_read_kernel, bpf_task_pt_regs,
+    },
+    macros::raw_tracepoint,
+    programs::RawTracePointContext,
+};
 use swaptrace_common::kind;
 
 use crate::konst::*;
-use crate::swap::{current_mm, emit, event, g, holds_swap, read_u64, selected};
+use crate::swap::{current_mm, emit, event, g, holds_swap, known, read_u64, selected};
 
 /// `IS_ERR_VALUE()`: the top 4095 values are errors.
 const MAX_ERRNO: u64 = 4095;
@@ -39,7 +47,45 @@ pub fn vm_unmapped_area / vm_unmapped_area_2 (ctx: RawTracePointContext) -> i32 
     ev.mm = mm;
     ev.addr = addr;
     ev.entry = len;
+    let ts = ev.ts_ns;
     emit(ev);
+    if let Some((from, old_len)) = mremap_source() {
+        let mut mv = event(kind::MOVED, ts);
+        mv.mm = mm;
+        mv.addr = addr;
+        mv.entry = from;
+        let pages = old_len.div_ceil(1 << g(&K_PAGE_SHIFT));
+        mv.nr = pages.min(u32::MAX as u64) as u32;
+        emit(mv);
+    }
     0
 }
+}
+
+/// In `mremap(MREMAP_MAYMOVE)` that cannot grow in place (it asks
+/// `get_unmapped_area()` for the new range), the old range: `old_addr` and
+/// `old_len`, from the syscall's saved registers.
+#[inline(always)]
+fn mremap_source() -> Option<(u64, u64)> {
+    let nr = g(&K_NR_MREMAP);
+    if !known(nr) {
+        return None;
+    }
+    // SAFETY: the current task's saved user registers; read by probe only.
+    let regs = unsafe { bpf_task_pt_regs(bpf_get_current_task_btf()) } as *const u8;
+    // A typed pointer: the offsets (constants once loaded) may be added to
+    // it, but it may not be logged or otherwise computed on (read_u64).
+    let reg = |off: u64| {
+        if !known(off) {
+            return None;
+        }
+        // SAFETY: bpf_probe_read_kernel checks the address.
+        unsafe { bpf_probe_read_kernel(regs.wrapping_add(off as usize).cast::<u64>()) }.ok()
+    };
+    if reg(g(&K_REGS_NR))? != nr {
+        return None;
+    }
+    let from = reg(g(&K_REGS_ARG0))?;
+    let len = reg(g(&K_REGS_ARG1))?;
+    (len > 0).then_some((from, len))
 }

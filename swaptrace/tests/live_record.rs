@@ -290,6 +290,54 @@ fn threads_faulting_the_same_pages_lose_no_reads() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Memory moved by mremap() after its swap-out (as realloc() grows a
+/// block): the faults at the new addresses join their swap-outs, and the
+/// replay of the kernel's policy follows the pages to where they moved.
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn faults_on_memory_mremap_moved_join_their_swap_outs() {
+    let spec = WorkloadSpec {
+        moves: 3,
+        seed: 7,
+        ..WorkloadSpec::default()
+    };
+    let (_lock, dir, out, r) = recorded_256m(
+        "faults_on_memory_mremap_moved_join_their_swap_outs",
+        "moved.swt",
+        spec,
+    );
+    let s = &r.summary;
+    assert!(s.faults > 20_000, "the workload must really swap: {s:?}");
+    assert_eq!(s.faults_joined, s.faults, "every fault joins a swap-out");
+    let delta = |c: &str| r.vmstat_delta.get(c).copied();
+    let c = ReadCoverage::of(s, delta).expect("pswpin");
+    assert_eq!(c.recorded, c.kernel, "{c:?}");
+    let t = read_trace(&out).unwrap();
+    let moved = t
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::Moved { .. }));
+    assert_eq!(moved.count(), 3, "one record per mremap()");
+    let policy = swaptrace::replay::kernel_policy(&t.header);
+    let rr = swaptrace::replay::readahead::run(
+        &t,
+        &swaptrace::replay::ReplayRequest {
+            policies: Some(policy),
+            params: &[],
+            memory_pages: None,
+            device: None,
+        },
+    )
+    .unwrap();
+    let k = swaptrace::report::kernel_counts(&t).expect("vmstat in the trace");
+    for (counter, model, kernel, pct) in swaptrace::report::fidelity(&rr.results[0], &k) {
+        eprintln!("{policy} {counter}: replayed {model}, kernel {kernel}");
+        let pct = pct.expect("the kernel counted some");
+        assert!(pct.abs() <= 2.0, "own policy {counter} off by {pct:+.2}%");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Under the live-test lock, `spec` with 256 MiB recorded to `file` as
 /// [`record_in_cgroup`] does, swap and cgroup gone again, the workload
 /// succeeded: the lock, the scratch directory, the trace, the recording.

@@ -58,3 +58,15 @@ pub fn installed(pkg: &str) -> bool {
     output(Command::new("dpkg-query").args(["-W", "-f=${Status}", pkg]))
         .is_some_and(|s| s.contains("install ok installed"))
 }
+
+/// Bytes free to unprivileged writers on the filesystem of `path`.
+pub fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a NUL-terminated path and a zeroed struct statvfs fills.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some(st.f_bavail as u64 * st.f_frsize as u64)
+}

@@ -3,13 +3,28 @@
 //! of each fuzz target, then the exact-probe backends in Debian guests
 //! under qemu.
 
-use crate::cmd::{is_root, root, run};
+use crate::cmd::{free_bytes, is_root, root, run};
 use crate::{dist, guest};
 use anyhow::Result;
 use std::process::{Command, ExitCode};
 
+/// What a full run writes under target/ at its peak (builds, guest images
+/// and kernels), with a margin: about 9 GiB was measured.
+const DISK_NEEDED: u64 = 12 << 30;
+
 /// `args` go to `cargo test`.
 pub fn test(args: &[String]) -> Result<ExitCode> {
+    // A full disk shows up as a linker's bus error: say it first.
+    match free_bytes(&root()) {
+        Some(free) if free < DISK_NEEDED => eprintln!(
+            "xtask: warning: {:.1} GiB free where this run writes about {} GiB: \
+             a build may fail with \"No space left on device\"",
+            free as f64 / (1u64 << 30) as f64,
+            DISK_NEEDED >> 30
+        ),
+        Some(free) => eprintln!("xtask: {:.1} GiB free", free as f64 / (1u64 << 30) as f64),
+        None => {}
+    }
     run(Command::new("cargo").args(["fmt", "--all", "--", "--check"]))?;
     run(Command::new("cargo").args(["clippy", "--all-targets", "--", "-D", "warnings"]))?;
     run(Command::new("cargo")

@@ -15,7 +15,7 @@ pub struct Args {
     /// Live runs per shape and policy.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     runs: u32,
-    /// The shapes to run (default: all): shuffled, procs, zero, random, vmas, fork, remap.
+    /// The shapes to run (default: all): shuffled, procs, zero, random, vmas, fork, remap, moved.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
     /// Scale every shape's memory (and its cgroup limit) by this factor.
@@ -140,6 +140,14 @@ fn shapes(scale: f64) -> Vec<Shape> {
             ..base(192)
         },
         ),
+        shape(
+            "moved",
+            "192 MiB written, then moved 3 times by mremap() as realloc() grows a block, read back, 128 MiB cgroup",
+            WorkloadSpec {
+            moves: 3,
+            ..base(192)
+        },
+        ),
     ]
 }
 
@@ -168,8 +176,8 @@ fn command_shape(a: &Args) -> Result<Option<Shape>> {
 const POLICIES: [&str; 2] = ["cluster", "vma"];
 
 /// The built-in shapes, in table order.
-const SHAPES: [&str; 7] = [
-    "shuffled", "procs", "zero", "random", "vmas", "fork", "remap",
+const SHAPES: [&str; 8] = [
+    "shuffled", "procs", "zero", "random", "vmas", "fork", "remap", "moved",
 ];
 
 pub fn run(a: Args) -> Result<()> {

@@ -39,6 +39,11 @@ pub struct Shape {
     /// same order, so that they fault on the same pages together.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub threads: u32,
+    /// After writing, move the memory this many times with
+    /// mremap(MREMAP_MAYMOVE), as realloc() grows a large block, then read
+    /// it back.
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
+    pub moves: u32,
 }
 
 impl Shape {
@@ -53,6 +58,7 @@ impl Shape {
             rounds: self.rounds,
             shared: self.shared,
             threads: self.threads,
+            moves: self.moves,
             ..spec
         }
     }

@@ -74,6 +74,9 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
     if w.rounds > 1 {
         cmd.extend(["--rounds".into(), w.rounds.to_string()]);
     }
+    if w.moves > 0 {
+        cmd.extend(["--moves".into(), w.moves.to_string()]);
+    }
     cmd
 }
 
@@ -104,4 +107,173 @@ pub fn run_demo(exe: &Path, o: &DemoOptions) -> Result<Recorded, RecordError> {
         stdout_to_stderr: true,
         ..RecordOptions::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::workload_command;
+    use crate::workload::{Pattern, ReadOrder, WorkloadSpec};
+    use std::path::Path;
+
+    /// Every field of the spec reaches the child's command line: a spec
+    /// that differs from the default in one field gives another command.
+    #[test]
+    fn every_workload_setting_reaches_the_command() {
+        let base = WorkloadSpec::default();
+        let changed: Vec<(&str, WorkloadSpec)> = vec![
+            (
+                "size",
+                WorkloadSpec {
+                    size_bytes: 1 << 20,
+                    ..base.clone()
+                },
+            ),
+            (
+                "pattern",
+                WorkloadSpec {
+                    pattern: Pattern::Sequential,
+                    ..base.clone()
+                },
+            ),
+            (
+                "passes",
+                WorkloadSpec {
+                    passes: 2,
+                    ..base.clone()
+                },
+            ),
+            (
+                "seed",
+                WorkloadSpec {
+                    seed: 9,
+                    ..base.clone()
+                },
+            ),
+            (
+                "zero_every",
+                WorkloadSpec {
+                    zero_every: 3,
+                    ..base.clone()
+                },
+            ),
+            (
+                "hold",
+                WorkloadSpec {
+                    hold: true,
+                    ..base.clone()
+                },
+            ),
+            (
+                "pageout",
+                WorkloadSpec {
+                    pageout: true,
+                    ..base.clone()
+                },
+            ),
+            (
+                "fill",
+                WorkloadSpec {
+                    fill: 2,
+                    ..base.clone()
+                },
+            ),
+            (
+                "skip_every",
+                WorkloadSpec {
+                    skip_every: 2,
+                    ..base.clone()
+                },
+            ),
+            (
+                "thp",
+                WorkloadSpec {
+                    thp: true,
+                    ..base.clone()
+                },
+            ),
+            (
+                "hold_after",
+                WorkloadSpec {
+                    hold_after: true,
+                    ..base.clone()
+                },
+            ),
+            (
+                "procs",
+                WorkloadSpec {
+                    procs: 2,
+                    ..base.clone()
+                },
+            ),
+            (
+                "read_order",
+                WorkloadSpec {
+                    read_order: ReadOrder::Random,
+                    ..base.clone()
+                },
+            ),
+            (
+                "fork_read",
+                WorkloadSpec {
+                    fork_read: true,
+                    ..base.clone()
+                },
+            ),
+            (
+                "regions",
+                WorkloadSpec {
+                    regions: 2,
+                    ..base.clone()
+                },
+            ),
+            (
+                "rounds",
+                WorkloadSpec {
+                    rounds: 2,
+                    ..base.clone()
+                },
+            ),
+            (
+                "shared",
+                WorkloadSpec {
+                    shared: true,
+                    ..base.clone()
+                },
+            ),
+            (
+                "threads",
+                WorkloadSpec {
+                    threads: 2,
+                    ..base.clone()
+                },
+            ),
+            (
+                "moves",
+                WorkloadSpec {
+                    moves: 2,
+                    ..base.clone()
+                },
+            ),
+        ];
+        // As many as the spec has fields (its JSON keys).
+        let fields = serde_json::to_value(&base)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .len();
+        assert_eq!(
+            changed.len(),
+            fields,
+            "a field of WorkloadSpec is not tried here"
+        );
+        let exe = Path::new("/x");
+        let plain = workload_command(exe, &base);
+        for (name, spec) in changed {
+            assert_ne!(
+                workload_command(exe, &spec),
+                plain,
+                "{name} is not passed on"
+            );
+        }
+    }
 }

@@ -44,8 +44,16 @@ pub struct Recorder {
     /// Kernel mm -> the mm it was forked from, and back.
     forked_from: HashMap<u64, u64>,
     forks: HashMap<u64, Vec<u64>>,
+    /// mm -> its last `mremap()` move: (ts, from, to, len).
+    moves: HashMap<u32, (u64, u64, u64, u64)>,
     pub summary: Summary,
 }
+
+/// How long after a move's start a swap-out may still name the old VMA.
+/// The move is sent as `mremap()` begins; until it has moved the page tables
+/// and unmapped the old VMA, reclaim may find that VMA on the anon_vma and
+/// name the page by its old address (a 256 MiB move took about 1 ms).
+const MOVE_WINDOW_NS: u64 = 1_000_000_000;
 
 /// How many forks up a swap-in looks for the swap-out of a shared page.
 const FORK_DEPTH: usize = 8;
@@ -95,6 +103,57 @@ impl Recorder {
         self.forks.get(&mm)?.iter().find_map(at)
     }
 
+    /// `mremap()` moved `[from, from + len)` to `to`: the joins of its pages
+    /// move with them. Its VMAs are forgotten, so that the next swap-out
+    /// there records the moved VMA's bounds.
+    fn moved(&mut self, mm: u32, from: u64, to: u64, len: u64) {
+        let (fp, tp) = (from >> self.page_shift, to >> self.page_shift);
+        let pages = len >> self.page_shift;
+        let moving: Vec<(u64, SwapEntry)> = if pages as usize > self.slots.len() {
+            self.slots
+                .iter()
+                .filter(|(&(m, p), _)| m == mm && p.wrapping_sub(fp) < pages)
+                .map(|(&(_, p), &e)| (p, e))
+                .collect()
+        } else {
+            (fp..fp + pages)
+                .filter_map(|p| self.slots.get(&(mm, p)).map(|&e| (p, e)))
+                .collect()
+        };
+        for &(p, _) in &moving {
+            self.slots.remove(&(mm, p));
+        }
+        for (p, e) in moving {
+            self.slots.insert((mm, p - fp + tp), e);
+        }
+        let gone: Vec<_> = self
+            .vmas
+            .range((mm, from)..(mm, from + len))
+            .map(|(&k, _)| k)
+            .collect();
+        for k in gone {
+            self.vmas.remove(&k);
+        }
+    }
+
+    /// Where a swap-out at `addr` of `mm` at `ts`, named through the VMA
+    /// starting at `vma_start`, is: named through the old VMA of the last
+    /// move of `mm` (about then), it is at its new address; true if so.
+    /// A page the moved VMA took in place since (it grew into the old
+    /// range) is named through that VMA, which starts elsewhere.
+    fn moved_since(&self, mm: u32, ts: u64, addr: u64, vma_start: Option<u64>) -> (u64, bool) {
+        match (self.moves.get(&mm), vma_start) {
+            (Some(&(at, from, to, len)), Some(start))
+                if ts.abs_diff(at) < MOVE_WINDOW_NS
+                    && start.wrapping_sub(from) < len
+                    && addr.wrapping_sub(from) < len =>
+            {
+                (addr - from + to, true)
+            }
+            _ => (addr, false),
+        }
+    }
+
     /// A Task record the first time a thread is seen.
     fn first_sight(&mut self, ev: &RawEvent, out: &mut Vec<Record>) {
         if self.tasks.insert(ev.tid) {
@@ -120,8 +179,12 @@ impl Recorder {
                 // A swap-out's mm is the page's owner, not the reclaiming task's.
                 let mm = if no_vma { 0 } else { self.mm(ev.mm, 0, out) };
                 let entry = SwapEntry::from_val(ev.entry);
-                let vpage = ev.addr >> self.page_shift;
-                if mm != 0 && ev.flags2 & exact2::BOUNDS != 0 {
+                let vma_start = (ev.flags2 & exact2::BOUNDS != 0)
+                    .then(|| ev.addr.saturating_sub((ev.aux as u64) << self.page_shift));
+                let (addr, stale) = self.moved_since(mm, ts, ev.addr, vma_start);
+                let vpage = addr >> self.page_shift;
+                // A stale address's bounds are the old VMA's.
+                if mm != 0 && !stale && ev.flags2 & exact2::BOUNDS != 0 {
                     let before = (ev.aux as u64) << self.page_shift;
                     let after = (ev.zero as u64 | (ev.zswap as u64) << 16) << self.page_shift;
                     let (start, end) = (
@@ -315,6 +378,14 @@ impl Recorder {
             kind::UNMAPPED => {
                 let mm = self.mm(ev.mm, ev.pid, out);
                 let (start, end) = (ev.addr, ev.addr.saturating_add(ev.entry));
+                // A new mapping in a moved-from range: its swap-outs are its own.
+                if self
+                    .moves
+                    .get(&mm)
+                    .is_some_and(|&(_, from, _, len)| from < end && start < from + len)
+                {
+                    self.moves.remove(&mm);
+                }
                 // The VMAs recorded there are gone: a swap-out from the new
                 // mapping records its bounds again, even if they are the same.
                 let gone: Vec<_> = self
@@ -326,6 +397,24 @@ impl Recorder {
                     self.vmas.remove(&k);
                 }
                 Some(Record::Unmapped { ts, mm, start, end })
+            }
+            kind::MOVED => {
+                let mm = self.mm(ev.mm, ev.pid, out);
+                let len = (ev.nr as u64) << self.page_shift;
+                let (from, to) = (ev.entry, ev.addr);
+                if mm == 0 || len == 0 || from.checked_add(len).is_none() {
+                    None
+                } else {
+                    self.moved(mm, from, to, len);
+                    self.moves.insert(mm, (ts, from, to, len));
+                    Some(Record::Moved {
+                        ts,
+                        mm,
+                        from,
+                        to,
+                        len,
+                    })
+                }
             }
             kind::FORK => {
                 if let Some(old) = self.forked_from.insert(ev.mm, ev.entry) {
@@ -459,6 +548,96 @@ mod tests {
         let s = &r.summary;
         assert_eq!((s.faults, s.faults_major, s.faults_joined), (2, 2, 2));
         assert_eq!((s.swap_outs, s.swap_out_io, s.fault_pages_read), (1, 1, 8));
+    }
+
+    /// mremap() moved swapped-out pages: a fault at the new address joins
+    /// the swap-out made at the old one, a fault at the old one joins none.
+    /// A move that names a range the probe read wrongly makes no record.
+    #[test]
+    fn faults_after_mremap_join_the_swap_out_before_it() {
+        let mut r = Recorder::new(4096);
+        let mut out = Vec::new();
+        let (mm, old, new) = (
+            0xffff_8880_0000_1000u64,
+            0x7f00_0010_0000u64,
+            0x7e00_0000_0000u64,
+        );
+        for (i, off) in [(0u64, 42u64), (3, 43), (16, 44)] {
+            let mut o = ev(kind::SWAP_OUT);
+            (o.mm, o.addr, o.entry, o.nr) = (mm, old + i * 4096, (1u64 << 58) | off, 1);
+            r.ingest(&o, &mut out);
+        }
+        // 16 pages move: the third swap-out's page is past them.
+        let mut m = ev(kind::MOVED);
+        (m.mm, m.addr, m.entry, m.nr) = (mm, new, old, 16);
+        r.ingest(&m, &mut out);
+        let Some(Record::Moved {
+            mm: 1,
+            from,
+            to,
+            len,
+            ..
+        }) = out.last()
+        else {
+            panic!("no move: {out:?}")
+        };
+        assert_eq!((*from, *to, *len), (old, new, 16 * 4096));
+        fn fault_at(r: &mut Recorder, out: &mut Vec<Record>, mm: u64, addr: u64) -> Option<u64> {
+            let mut f = ev(kind::SWAP_FAULT);
+            (f.mm, f.addr, f.flags) = (mm, addr, flag::MAJOR);
+            r.ingest(&f, out);
+            match out.last() {
+                Some(Record::SwapFault { entry, .. }) => entry.map(|e| e.offset),
+                other => panic!("not a fault: {other:?}"),
+            }
+        }
+        macro_rules! fault {
+            ($a:expr) => {
+                fault_at(&mut r, &mut out, mm, $a)
+            };
+        }
+        assert_eq!(fault!(new + 3 * 4096 + 5), Some(43));
+        assert_eq!(fault!(new), Some(42));
+        assert_eq!(fault!(old + 3 * 4096), None);
+        assert_eq!(fault!(old + 16 * 4096), Some(44));
+        // Reclaim during the move names the page through the old VMA (on
+        // the anon_vma until the move ends) by its old address: the page is
+        // at the new one.
+        let out_at = |addr: u64, vma: (u64, u64), offset: u64| {
+            let mut o = ev(kind::SWAP_OUT);
+            (o.mm, o.addr, o.entry, o.nr) = (mm, addr, (1u64 << 58) | offset, 1);
+            (o.ts_ns, o.flags2) = (1000, exact2::BOUNDS);
+            o.aux = ((addr - vma.0) >> 12) as u32;
+            o.zero = ((vma.1 - addr) >> 12) as u16;
+            o
+        };
+        r.ingest(
+            &out_at(old + 5 * 4096, (old, old + 16 * 4096), 45),
+            &mut out,
+        );
+        assert_eq!(fault!(new + 5 * 4096), Some(45));
+        // The moved VMA grew in place over the old range (mremap() with no
+        // move): its page there is named through it, and stays.
+        let grown = (new, old + 32 * 4096);
+        r.ingest(&out_at(old + 7 * 4096, grown, 47), &mut out);
+        assert_eq!(fault!(old + 7 * 4096), Some(47));
+        // A new mapping took the old range: its pages are its own.
+        let mut u = ev(kind::UNMAPPED);
+        (u.mm, u.addr, u.entry) = (mm, old, 4096 * 16);
+        r.ingest(&u, &mut out);
+        r.ingest(
+            &out_at(old + 6 * 4096, (old, old + 16 * 4096), 46),
+            &mut out,
+        );
+        assert_eq!(fault!(old + 6 * 4096), Some(46));
+        assert_eq!(fault!(new + 6 * 4096), None);
+        let before = out.len();
+        let mut bad = ev(kind::MOVED);
+        (bad.mm, bad.addr, bad.entry, bad.nr) = (mm, new, u64::MAX - 4096, 16);
+        r.ingest(&bad, &mut out);
+        assert!(!out[before..]
+            .iter()
+            .any(|r| matches!(r, Record::Moved { .. })));
     }
 
     /// A page swapped out under the parent's mm and faulted in a forked
@@ -598,6 +777,17 @@ mod tests {
                 let head = RawEvent { nr: 1, ..ev(k) };
                 let entries = [0; swaptrace_common::FREE_BATCH_MAX];
                 r.ingest_free(&FreeBatchEvent { head, entries }, &mut out);
+            } else if k == kind::MOVED {
+                let (mm, nr, entry) = (0x1000, 1, 0x7000_0000);
+                r.ingest(
+                    &RawEvent {
+                        mm,
+                        nr,
+                        entry,
+                        ..ev(k)
+                    },
+                    &mut out,
+                );
             } else {
                 r.ingest(&ev(k), &mut out);
             }

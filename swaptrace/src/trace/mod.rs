@@ -301,6 +301,16 @@ pub enum Record {
         start: u64,
         end: u64,
     },
+    /// `mremap()` moved `len` bytes of address space `mm` from `from` to
+    /// `to`: the pages there, their swap entries and VMAs (`move_vma()`).
+    /// Comes after the [`Record::Unmapped`] of the new range.
+    Moved {
+        ts: u64,
+        mm: u32,
+        from: u64,
+        to: u64,
+        len: u64,
+    },
     /// Events the probe could not deliver (ring buffer full), per record kind.
     Lost { ts: u64, what: String, count: u64 },
     /// A VMA of address space `mm`, `[start, end)`, as a swap-out first saw
@@ -337,6 +347,7 @@ impl Record {
             Record::OutFreed { .. } => names::OUT_FREED,
             Record::Isolated { .. } => names::ISOLATED,
             Record::Unmapped { .. } => names::UNMAPPED,
+            Record::Moved { .. } => names::MOVED,
             Record::Lost { .. } => names::LOST,
             Record::Vma { .. } => names::VMA,
         }

@@ -592,6 +592,20 @@ fn row(r: &Record) -> Row<'_> {
             addr: w(*end),
             ..Row::default()
         },
+        Record::Moved {
+            ts,
+            mm,
+            from,
+            to,
+            len,
+        } => Row {
+            ts: w(*ts),
+            mm: n(*mm),
+            vaddr: w(*from),
+            addr: w(*to),
+            nr: w(len.div_ceil(4096)),
+            ..Row::default()
+        },
         Record::OutFreed { ts, entry } | Record::Isolated { ts, entry } => Row {
             ts: w(*ts),
             dev: Some(entry.dev as i32),

@@ -179,7 +179,8 @@ impl Summary {
 /// entry, against pswpin + swpin_zero + zswpin over the recording. Short
 /// where reads went by paths the recorder does not follow: shared memory
 /// (`shmem_swapin_folio()`, no swap PTE to join the swap-out by), pages
-/// `mremap()` moved after their swap-out, or tasks outside the recording.
+/// `mremap(MREMAP_FIXED)` moved after their swap-out (a move to an address
+/// the kernel chose is recorded), or tasks outside the recording.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReadCoverage {
     pub recorded: u64,
@@ -255,9 +256,9 @@ impl ReadCoverage {
              counting no fault whose swap entry is unknown. The rest went by paths the \
              recorder does not follow: shared memory (shmem and \
              tmpfs: MAP_SHARED anonymous mappings, /dev/shm, memfd, SysV shm, read by \
-             shmem_swapin_folio()), pages that mremap() moved after their swap-out (a \
-             fault at the new address joins no swap-out), or tasks outside the \
-             recording.{unowned} A replay models \
+             shmem_swapin_folio()), pages that mremap() moved to an address of the \
+             caller's choosing (MREMAP_FIXED) after their swap-out, or tasks outside \
+             the recording.{unowned} A replay models \
              only what was recorded: its errors against the kernel's counters measure the \
              recording here, not the policy.",
             self.recorded,

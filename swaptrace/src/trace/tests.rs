@@ -157,8 +157,15 @@ fn one_of_each() -> Vec<Record> {
             ts: 0,
             entry: SwapEntry { dev: 1, offset: 78 },
         },
+        Record::Moved {
+            ts: 0,
+            mm: 1,
+            from: 0x7f00_0000_0000,
+            to: 0x7e00_0000_0000,
+            len: 0x8_0000,
+        },
     ];
-    let mut seen = [false; 21];
+    let mut seen = [false; 22];
     for r in &all {
         let i = match r {
             Record::Task { .. } => 0,
@@ -182,6 +189,7 @@ fn one_of_each() -> Vec<Record> {
             Record::OutFreed { .. } => 18,
             Record::Unmapped { .. } => 19,
             Record::Isolated { .. } => 20,
+            Record::Moved { .. } => 21,
         };
         seen[i] = true;
     }

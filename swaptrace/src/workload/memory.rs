@@ -55,14 +55,22 @@ pub(super) struct Regions {
 unsafe impl Sync for Regions {}
 
 impl Regions {
-    pub(super) fn map(pages: u64, regions: u32, psize: u64, shared: bool) -> io::Result<Regions> {
+    /// With `guard` a mapping has its guard page even alone, so that it
+    /// cannot grow in place ([`Regions::move_all`]).
+    pub(super) fn map(
+        pages: u64,
+        regions: u32,
+        psize: u64,
+        shared: bool,
+        guard: bool,
+    ) -> io::Result<Regions> {
         let n = u64::from(regions).min(pages).max(1);
         let maps = (0..n)
             .map(|r| {
                 let len = (pages - r).div_ceil(n) * psize;
                 let len = usize::try_from(len)
                     .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-                if n == 1 {
+                if n == 1 && !guard {
                     return Mapping::anonymous(len, shared);
                 }
                 // A PROT_NONE page above each: adjacent anonymous mappings
@@ -81,6 +89,35 @@ impl Regions {
             maps,
             ps: psize as usize,
         })
+    }
+
+    /// Moves every mapping with `mremap(MREMAP_MAYMOVE)` to a page more
+    /// than it uses (its guard page above stops it growing in place), as
+    /// glibc's `realloc()` grows a large block: its pages, swapped out or
+    /// not, go with it; the old guard page is unmapped.
+    pub(super) fn move_all(&mut self) -> io::Result<()> {
+        for m in &mut self.maps {
+            let old = m.ptr;
+            let new_len = m.usable + self.ps;
+            // SAFETY: the used part of our own mapping, moved whole.
+            let new = unsafe { libc::mremap(old.cast(), m.usable, new_len, libc::MREMAP_MAYMOVE) };
+            if new == libc::MAP_FAILED {
+                return Err(io::Error::last_os_error());
+            }
+            let guard = m.len - m.usable;
+            // SAFETY: what is left at the old place is our guard page.
+            if guard > 0 && unsafe { libc::munmap(old.add(m.usable).cast(), guard) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // A guard page above the new place too: the next move moves.
+            let top = new.cast::<u8>().wrapping_add(m.usable);
+            // SAFETY: the last page of the moved mapping, ours.
+            if unsafe { libc::mprotect(top.cast(), self.ps, libc::PROT_NONE) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            (m.ptr, m.len) = (new.cast(), new_len);
+        }
+        Ok(())
     }
 
     /// Where logical page `p` (< the pages mapped) starts.

@@ -31,6 +31,8 @@ pub enum WorkloadError {
         #[source]
         source: io::Error,
     },
+    #[error("mremap(MREMAP_MAYMOVE): {0}")]
+    Mremap(#[source] io::Error),
     #[error("madvise(MADV_PAGEOUT): {0}")]
     Pageout(#[source] io::Error),
     #[error("waiting for SIGTERM: {0}")]
@@ -183,6 +185,11 @@ pub struct WorkloadSpec {
     /// the same order: they fault on the same pages together.
     #[serde(default = "one")]
     pub threads: u32,
+    /// After writing, move the memory this many times with
+    /// `mremap(MREMAP_MAYMOVE)`, a page larger each time, as glibc's
+    /// `realloc()` grows a large block; then read it back.
+    #[serde(default)]
+    pub moves: u32,
 }
 
 fn one() -> u32 {
@@ -211,6 +218,7 @@ impl Default for WorkloadSpec {
             rounds: 1,
             shared: false,
             threads: 1,
+            moves: 0,
         }
     }
 }
@@ -503,12 +511,14 @@ fn run_round(
         source: io::Error::from(io::ErrorKind::InvalidInput),
     })?;
     let order = touch_order(spec.pattern, pages, spec.seed);
-    let map = Regions::map(pages, spec.regions.max(1), psize, spec.shared).map_err(|source| {
-        WorkloadError::Mmap {
-            bytes: len as u64,
-            source,
-        }
-    })?;
+    let guard = spec.moves > 0;
+    let mut map =
+        Regions::map(pages, spec.regions.max(1), psize, spec.shared, guard).map_err(|source| {
+            WorkloadError::Mmap {
+                bytes: len as u64,
+                source,
+            }
+        })?;
     let ps = psize as usize;
     let slot_off = |slot: usize| (slot * ps / SLOTS) & !7;
 
@@ -575,6 +585,9 @@ fn run_round(
                 return Err(WorkloadError::Pageout(io::Error::last_os_error()));
             }
         }
+    }
+    for _ in 0..spec.moves {
+        map.move_all().map_err(WorkloadError::Mremap)?;
     }
     if let Some(t) = together {
         t.arrive_and_wait();

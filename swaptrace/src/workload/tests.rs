@@ -122,7 +122,7 @@ fn threads_read_shared_memory_back() {
     let r = run(&spec).unwrap();
     assert_eq!((r.touched, r.pages), (1024, 1024));
     // A mapping never written: the threads' checks fail, and say so.
-    let map = Regions::map(4, 1, 4096, true).unwrap();
+    let map = Regions::map(4, 1, 4096, true, false).unwrap();
     let e = read_threads(
         &WorkloadSpec {
             size_bytes: 4 * 4096,
@@ -148,11 +148,39 @@ fn pages_spread_over_regions_read_back() {
     let r = run(&spec).unwrap();
     assert_eq!(r.pages, spec.size_bytes / r.page_size);
     assert_eq!(r.touched, r.pages);
-    let map = Regions::map(10, 3, 4096, false).unwrap();
+    let map = Regions::map(10, 3, 4096, false, false).unwrap();
     let usable: Vec<usize> = map.maps.iter().map(|m| m.usable / 4096).collect();
     assert_eq!(usable, [4, 3, 3]);
     // Each with its guard page: three VMAs, not one.
     assert!(map.maps.iter().all(|m| m.len == m.usable + 4096));
+}
+
+/// Moved memory is read back intact, from a new address each move (its
+/// guard page stops it growing in place), one region or several.
+#[test]
+fn moved_memory_reads_back_from_new_addresses() {
+    for regions in [1, 3] {
+        let spec = WorkloadSpec {
+            size_bytes: 1 << 20,
+            regions,
+            moves: 3,
+            ..WorkloadSpec::default()
+        };
+        let r = run(&spec).unwrap();
+        assert_eq!(r.touched, r.pages);
+        let mut map = Regions::map(8, regions, 4096, false, true).unwrap();
+        // SAFETY: page 5 of our mapping.
+        unsafe { map.page(5).cast::<u64>().write(0x5eed) };
+        let before: Vec<usize> = map.maps.iter().map(|m| m.ptr as usize).collect();
+        map.move_all().unwrap();
+        let after: Vec<usize> = map.maps.iter().map(|m| m.ptr as usize).collect();
+        assert!(
+            before.iter().zip(&after).all(|(b, a)| b != a),
+            "{before:x?} {after:x?}"
+        );
+        // SAFETY: as above, after the move.
+        assert_eq!(unsafe { map.page(5).cast::<u64>().read() }, 0x5eed);
+    }
 }
 
 #[test]

@@ -110,11 +110,20 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
     put(K_ANON_VMA_ROOT, off("anon_vma", "rb_root.rb_root.rb_node"));
     put(K_AVC_RB, off("anon_vma_chain", "rb"));
     put(K_AVC_VMA, off("anon_vma_chain", "vma"));
+    put(K_AVC_LAST, off("anon_vma_chain", "rb_subtree_last"));
     put(K_VMA_MM, off("vm_area_struct", "vm_mm"));
     put(K_VMA_START, off("vm_area_struct", "vm_start"));
     put(K_VMA_PGOFF, off("vm_area_struct", "vm_pgoff"));
     put(K_VMA_END, off("vm_area_struct", "vm_end"));
     put(K_VMUA_LENGTH, off("vm_unmapped_area_info", "length"));
+    // mremap() moves, from the syscall's saved registers (x86_64 only:
+    // other ABIs name them otherwise; there no move is recorded).
+    if cfg!(target_arch = "x86_64") {
+        put(K_REGS_NR, off("pt_regs", "orig_ax"));
+        put(K_REGS_ARG0, off("pt_regs", "di"));
+        put(K_REGS_ARG1, off("pt_regs", "si"));
+        put(K_NR_MREMAP, Ok(libc::SYS_mremap as u64));
+    }
     put(K_EV_PSWPIN, ev("PSWPIN"));
     put(K_EV_PSWPOUT, ev("PSWPOUT"));
     put(K_EV_PGMAJFAULT, ev("PGMAJFAULT"));

@@ -109,6 +109,7 @@ impl Model<'_> {
             Event::Swapoff { .. }
             | Event::Vma { .. }
             | Event::Unmapped { .. }
+            | Event::Moved { .. }
             | Event::Writeback { .. }
             | Event::Paid { .. } => {}
             Event::Rewritten { entry, .. } | Event::Isolated { entry, .. } => {
@@ -299,6 +300,23 @@ impl Model<'_> {
                 .is_some_and(|s| (s.mm, s.vpage) == (mm, vpage))
             {
                 self.drop_slot(e);
+            }
+        }
+    }
+
+    /// `move_vma()`: the PTEs of pages `[from, from + len)` move to `to`,
+    /// and a slot whose page moved follows it.
+    fn moved(&mut self, mm: u32, from: u64, to: u64, len: u64) {
+        for (vpage, e) in self.pages.take_range(mm, from, from.saturating_add(len)) {
+            let at = vpage - from + to;
+            self.pages.insert((mm, at), e);
+            if let Some(mut s) = self
+                .slots
+                .get(&e)
+                .filter(|s| (s.mm, s.vpage) == (mm, vpage))
+            {
+                s.vpage = at;
+                self.slots.insert(e, s);
             }
         }
     }
@@ -714,6 +732,12 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
             Event::Unmapped { mm, start, end, .. } => {
                 model.unmapped(mm, start, end);
                 policy.on_unmap(mm, start, end);
+            }
+            Event::Moved {
+                mm, from, to, len, ..
+            } => {
+                model.moved(mm, from, to, len);
+                policy.on_move(mm, from, to, len);
             }
         }
         i += 1;

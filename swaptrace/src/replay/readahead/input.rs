@@ -75,6 +75,15 @@ pub enum Event {
         start: u64,
         end: u64,
     },
+    /// `mremap()` moved pages `[from, from + len)` of `mm` to `to`: their
+    /// PTEs, slots and VMAs go with them.
+    Moved {
+        ts: u64,
+        mm: u32,
+        from: u64,
+        to: u64,
+        len: u64,
+    },
 }
 
 impl Event {
@@ -90,7 +99,8 @@ impl Event {
             | Event::Rewritten { ts, .. }
             | Event::Isolated { ts, .. }
             | Event::Vma { ts, .. }
-            | Event::Unmapped { ts, .. } => *ts,
+            | Event::Unmapped { ts, .. }
+            | Event::Moved { ts, .. } => *ts,
         }
     }
 }
@@ -487,6 +497,19 @@ impl InputBuilder {
                     Event::Unmapped { ts, mm, start, end }
                 })
             }
+            Record::Moved {
+                ts,
+                mm,
+                from,
+                to,
+                len,
+            } if len > 0 => out.push(Event::Moved {
+                ts,
+                mm,
+                from: from >> self.shift,
+                to: to >> self.shift,
+                len: ((len - 1) >> self.shift) + 1,
+            }),
             Record::Syscall {
                 ts,
                 tid,

@@ -28,6 +28,9 @@ pub trait Policy: Send {
     fn on_vma(&mut self, _mm: u32, _start: u64, _end: u64) {}
     /// Pages `[start, end)` of `mm` were unmapped: its VMAs there are gone.
     fn on_unmap(&mut self, _mm: u32, _start: u64, _end: u64) {}
+    /// Pages `[from, from + len)` of `mm` moved to `to` (`mremap()`): its
+    /// VMAs there go with them.
+    fn on_move(&mut self, _mm: u32, _from: u64, _to: u64, _len: u64) {}
     /// What swapoff's `unuse_pte_range()` does with a page already in the
     /// swap cache: the kernels of each [`SwapoffMode`].
     fn swapoff_mode(&self) -> SwapoffMode {

@@ -520,6 +520,14 @@ impl EventBuilder {
                     v.unmapped(*mm, start / self.page_size, end.div_ceil(self.page_size));
                 }
             }
+            Record::Moved {
+                mm, from, to, len, ..
+            } => {
+                if let Some(v) = &mut self.vma {
+                    let p = self.page_size;
+                    v.moved(*mm, from / p, to / p, len.div_ceil(p));
+                }
+            }
             _ => {}
         }
     }
@@ -552,6 +560,29 @@ impl VmaPages {
         } else {
             self.ptes
                 .retain(|&(m, p), _| m != mm || p < start || p >= end);
+        }
+    }
+
+    /// `mremap()` moved pages `[from, from + len)` of `mm` to `to`.
+    fn moved(&mut self, mm: u32, from: u64, to: u64, len: u64) {
+        let end = from.saturating_add(len);
+        let moving: Vec<(u64, SwapEntry)> = if len <= self.ptes.len() as u64 {
+            (from..end)
+                .filter_map(|p| self.ptes.remove(&(mm, p)).map(|e| (p, e)))
+                .collect()
+        } else {
+            let keys: Vec<u64> = self
+                .ptes
+                .keys()
+                .filter(|&&(m, p)| m == mm && p >= from && p < end)
+                .map(|&(_, p)| p)
+                .collect();
+            keys.into_iter()
+                .filter_map(|p| self.ptes.remove(&(mm, p)).map(|e| (p, e)))
+                .collect()
+        };
+        for (p, e) in moving {
+            self.ptes.insert((mm, p - from + to), e);
         }
     }
 

@@ -422,6 +422,22 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 offset: c.delta(&mut st.freed_off)?,
             },
         },
+        K_MOVED => {
+            // ts, mm, from, to, length: both ranges must fit below 2^64.
+            let ts = c.delta(&mut st.moved_ts)?;
+            let mm = c.u32()?;
+            let (from, to, len) = (c.var()?, c.var()?, c.var()?);
+            if from.checked_add(len).is_none() || to.checked_add(len).is_none() {
+                return Err(Bad::Field("moved range ends past 2^64"));
+            }
+            Record::Moved {
+                ts,
+                mm,
+                from,
+                to,
+                len,
+            }
+        }
         K_ISOLATED => Record::Isolated {
             ts: c.delta(&mut st.iso_ts)?,
             entry: SwapEntry {

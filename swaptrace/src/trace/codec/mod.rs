@@ -26,6 +26,7 @@ const K_VMA: u8 = 18;
 const K_OUT_FREED: u8 = 19;
 const K_UNMAPPED: u8 = 20;
 const K_ISOLATED: u8 = 21;
+const K_MOVED: u8 = 22;
 
 const PAGE_SHIFT: u32 = 12;
 
@@ -42,6 +43,7 @@ pub struct DeltaState {
     /// skips the kind keeps the chains it knows.
     iso_ts: u64,
     iso_off: u64,
+    moved_ts: u64,
 }
 
 fn put(buf: &mut Vec<u8>, mut v: u64) {
@@ -360,6 +362,20 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             put(&mut b, entry.dev as u64);
             put_delta(&mut b, &mut st.iso_off, entry.offset);
             K_ISOLATED
+        }
+        Record::Moved {
+            ts,
+            mm,
+            from,
+            to,
+            len,
+        } => {
+            put_delta(&mut b, &mut st.moved_ts, *ts);
+            put(&mut b, *mm as u64);
+            put(&mut b, *from);
+            put(&mut b, *to);
+            put(&mut b, *len);
+            K_MOVED
         }
     };
     buf.push(kind);

@@ -204,6 +204,25 @@ impl Policy for Vma {
         }
     }
 
+    fn on_move(&mut self, mm: u32, from: u64, to: u64, len: u64) {
+        // move_vma() copies the VMA (copy_vma(), vm_area_dup()), and with it
+        // swap_readahead_info, old address included; a part left in place
+        // keeps it too (__split_vma()).
+        let end = from.saturating_add(len);
+        for (s, e) in self.remove_vmas(mm, from, end) {
+            let info = self.info.remove(&(mm, s));
+            let moved = (s.max(from) - from + to, e.min(end) - from + to);
+            let left = (s < from).then_some((s, from));
+            let right = (e > end).then_some((end, e));
+            for (a, b) in [Some(moved), left, right].into_iter().flatten() {
+                self.vmas.entry(mm).or_default().insert(a, b);
+                if let Some(i) = info {
+                    self.info.insert((mm, a), i);
+                }
+            }
+        }
+    }
+
     fn on_hit(&mut self, f: &FaultCtx, readahead: bool) {
         // swap_update_readahead(): every hit moves the VMA's last address.
         let (key, _) = self.vma_of(f);

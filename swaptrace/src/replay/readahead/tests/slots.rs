@@ -127,6 +127,70 @@ fn an_unmapped_range_loses_its_swap_ptes_and_readahead_state() {
     assert_eq!((stale.pswpin, stale.swap_ra), (8 + 4, 7 + 3));
 }
 
+/// Pages 0x1000-0x103f of a VMA swapped out (slots 1-64), one fault at
+/// 0x1030; then `mremap()` moves them to 0x8000, and a fault at 0x8014
+/// (slot 21).
+#[test]
+fn a_moved_range_keeps_its_swap_ptes_and_readahead_state() {
+    let mut b = InputBuilder::new(4096);
+    b.add(&vma(1, 0x1000, 0x1040));
+    for i in 0..64 {
+        b.add(&out(2 + i, 1, 0x1000 + i, 1 + i));
+    }
+    b.add(&fault(100, 1, 0x1030, 49, false));
+    b.add(&Record::Unmapped {
+        ts: 101,
+        mm: 1,
+        start: 0x8000 << 12,
+        end: 0x8041 << 12,
+    });
+    b.add(&moved(101, 0x1000, 0x8000, 0x40));
+    b.add(&fault(200, 1, 0x8014, 21, false));
+    let m = run("vma", &b.finish(3, 1 << 20).unwrap());
+    // First fault: a fresh VMA (4 hits), window 8: 0x102d-0x1034 read.
+    // The moved VMA keeps swap_readahead_info (vm_area_dup()): 0 hits, last
+    // window 8, last address 0x1030, so __swapin_nr_pages() gives
+    // max(1, 8 / 2) = 4, centred: 0x8013-0x8016, all swap PTEs.
+    assert_eq!(m.windows, [(8, 1), (4, 1)].into());
+    assert_eq!((m.pswpin, m.swap_ra), (8 + 4, 7 + 3));
+}
+
+fn moved(ts: u64, from: u64, to: u64, pages: u64) -> Record {
+    Record::Moved {
+        ts,
+        mm: 1,
+        from: from << 12,
+        to: to << 12,
+        len: pages << 12,
+    }
+}
+
+/// As [`ra_after_reclaim`], page A (slot 1) moved by `mremap()` before its
+/// write fault: the page is its own (exclusive), so the fault frees the
+/// slot, only if the replay knows of the move.
+#[test]
+fn a_write_fault_on_a_moved_page_frees_its_slot() {
+    let run_it = |record: bool| {
+        let mut b = InputBuilder::new(4096);
+        b.add(&out(1, 1, 0x1001, 1));
+        b.add(&out(2, 1, 0x2000, 16));
+        if record {
+            b.add(&moved(3, 0x1000, 0x8000, 16));
+        }
+        b.add(&fault(4, 1, 0x8001, 1, true));
+        b.add(&fault(5, 1, 0x2000, 16, false));
+        b.add(&out(6, 1, 0x3000, 0));
+        b.add(&fault(7, 1, 0x3000, 0, false));
+        run("fixed:8", &b.finish(3, 1).unwrap())
+    };
+    let m = run_it(true);
+    assert_eq!((m.swap_ra, m.pswpin), (0, 3), "A's slot was freed");
+    // Unknown, the move leaves A at its old address, another's page: the
+    // write keeps the slot, and the last fault reads it ahead.
+    let m = run_it(false);
+    assert_eq!((m.swap_ra, m.pswpin), (1, 4));
+}
+
 /// Swap PTEs of the unmapped range go with their slots; a slot another
 /// page took since stays that page's.
 #[test]
