@@ -6,6 +6,7 @@ mod file;
 mod jsonl;
 mod memory;
 pub mod output;
+pub mod pages;
 #[cfg(feature = "parquet")]
 pub mod parquet;
 mod reader;

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{ZswapError, ZswapPolicy};
 use crate::stats::Percentiles;
-use crate::trace::{Footer, Header, Loaded, OutKind, Record, SwapEntry, MAX_FOLIO_PAGES};
+use crate::trace::{pages, Footer, Header, Loaded, OutKind, Record, SwapEntry, MAX_FOLIO_PAGES};
 
 /// Where the recording kernel found a swapped-in page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -553,37 +553,12 @@ pub(super) struct VmaPages {
 impl VmaPages {
     /// Pages `[start, end)` of `mm` were unmapped: their swap PTEs are gone.
     fn unmapped(&mut self, mm: u32, start: u64, end: u64) {
-        if end.saturating_sub(start) <= self.ptes.len() as u64 {
-            for p in start..end {
-                self.ptes.remove(&(mm, p));
-            }
-        } else {
-            self.ptes
-                .retain(|&(m, p), _| m != mm || p < start || p >= end);
-        }
+        pages::take_range(&mut self.ptes, mm, start, end);
     }
 
     /// `mremap()` moved pages `[from, from + len)` of `mm` to `to`.
     fn moved(&mut self, mm: u32, from: u64, to: u64, len: u64) {
-        let end = from.saturating_add(len);
-        let moving: Vec<(u64, SwapEntry)> = if len <= self.ptes.len() as u64 {
-            (from..end)
-                .filter_map(|p| self.ptes.remove(&(mm, p)).map(|e| (p, e)))
-                .collect()
-        } else {
-            let keys: Vec<u64> = self
-                .ptes
-                .keys()
-                .filter(|&&(m, p)| m == mm && p >= from && p < end)
-                .map(|&(_, p)| p)
-                .collect();
-            keys.into_iter()
-                .filter_map(|p| self.ptes.remove(&(mm, p)).map(|e| (p, e)))
-                .collect()
-        };
-        for (p, e) in moving {
-            self.ptes.insert((mm, p - from + to), e);
-        }
+        pages::move_range(&mut self.ptes, mm, from, to, len);
     }
 
     /// `swap_vma_readahead()`: the swap PTEs of the window `swap_vma_ra_win()`

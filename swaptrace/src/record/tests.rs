@@ -1,0 +1,314 @@
+//! The event-to-record state machine: joins, moves, kinds.
+
+use super::*;
+
+fn ev(k: u8) -> RawEvent {
+    RawEvent {
+        kind: k,
+        tid: 10,
+        pid: 10,
+        comm: *b"work\0\0\0\0\0\0\0\0\0\0\0\0",
+        ..RawEvent::default()
+    }
+}
+
+#[test]
+fn faults_join_the_swap_out_of_their_page() {
+    let mut r = Recorder::new(4096);
+    let mut out = Vec::new();
+    let mut o = ev(kind::SWAP_OUT);
+    o.mm = 0xffff_8880_0000_1000;
+    o.addr = 0x7f00_0000_3000;
+    o.entry = (1u64 << 58) | 42;
+    o.nr = 1;
+    o.flags = flag::OUT_IO;
+    r.ingest(&o, &mut out);
+    let mut f = ev(kind::SWAP_FAULT);
+    f.mm = o.mm;
+    f.addr = 0x7f00_0000_3abc;
+    f.nr = 4;
+    f.flags = flag::MAJOR;
+    r.ingest(&f, &mut out);
+    // A second fault on the page without a new swap-out (a clean page
+    // dropped and read again) has the same entry.
+    r.ingest(&f, &mut out);
+    let faults: Vec<_> = out
+        .iter()
+        .filter_map(|r| match r {
+            Record::SwapFault { entry, mm, .. } => Some((*entry, *mm)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        faults,
+        vec![
+            (Some(SwapEntry { dev: 1, offset: 42 }), 1),
+            (Some(SwapEntry { dev: 1, offset: 42 }), 1)
+        ]
+    );
+    assert!(matches!(out[0], Record::Task { tid: 10, .. }));
+    assert!(matches!(out[1], Record::AddressSpace { mm: 1, pid: 0 }));
+    let s = &r.summary;
+    assert_eq!((s.faults, s.faults_major, s.faults_joined), (2, 2, 2));
+    assert_eq!((s.swap_outs, s.swap_out_io, s.fault_pages_read), (1, 1, 8));
+}
+
+/// mremap() moved swapped-out pages: a fault at the new address joins
+/// the swap-out made at the old one, a fault at the old one joins none.
+/// A move that names a range the probe read wrongly makes no record.
+#[test]
+fn faults_after_mremap_join_the_swap_out_before_it() {
+    let mut r = Recorder::new(4096);
+    let mut out = Vec::new();
+    let (mm, old, new) = (
+        0xffff_8880_0000_1000u64,
+        0x7f00_0010_0000u64,
+        0x7e00_0000_0000u64,
+    );
+    for (i, off) in [(0u64, 42u64), (3, 43), (16, 44)] {
+        let mut o = ev(kind::SWAP_OUT);
+        (o.mm, o.addr, o.entry, o.nr) = (mm, old + i * 4096, (1u64 << 58) | off, 1);
+        r.ingest(&o, &mut out);
+    }
+    // 16 pages move: the third swap-out's page is past them.
+    let mut m = ev(kind::MOVED);
+    (m.mm, m.addr, m.entry, m.nr) = (mm, new, old, 16);
+    r.ingest(&m, &mut out);
+    let Some(Record::Moved {
+        mm: 1,
+        from,
+        to,
+        len,
+        ..
+    }) = out.last()
+    else {
+        panic!("no move: {out:?}")
+    };
+    assert_eq!((*from, *to, *len), (old, new, 16 * 4096));
+    fn fault_at(r: &mut Recorder, out: &mut Vec<Record>, mm: u64, addr: u64) -> Option<u64> {
+        let mut f = ev(kind::SWAP_FAULT);
+        (f.mm, f.addr, f.flags) = (mm, addr, flag::MAJOR);
+        r.ingest(&f, out);
+        match out.last() {
+            Some(Record::SwapFault { entry, .. }) => entry.map(|e| e.offset),
+            other => panic!("not a fault: {other:?}"),
+        }
+    }
+    macro_rules! fault {
+        ($a:expr) => {
+            fault_at(&mut r, &mut out, mm, $a)
+        };
+    }
+    assert_eq!(fault!(new + 3 * 4096 + 5), Some(43));
+    assert_eq!(fault!(new), Some(42));
+    assert_eq!(fault!(old + 3 * 4096), None);
+    assert_eq!(fault!(old + 16 * 4096), Some(44));
+    // Reclaim during the move names the page through the old VMA (on
+    // the anon_vma until the move ends) by its old address: the page is
+    // at the new one.
+    let out_at = |addr: u64, vma: (u64, u64), offset: u64| {
+        let mut o = ev(kind::SWAP_OUT);
+        (o.mm, o.addr, o.entry, o.nr) = (mm, addr, (1u64 << 58) | offset, 1);
+        (o.ts_ns, o.flags2) = (1000, exact2::BOUNDS);
+        o.aux = ((addr - vma.0) >> 12) as u32;
+        o.zero = ((vma.1 - addr) >> 12) as u16;
+        o
+    };
+    r.ingest(
+        &out_at(old + 5 * 4096, (old, old + 16 * 4096), 45),
+        &mut out,
+    );
+    assert_eq!(fault!(new + 5 * 4096), Some(45));
+    // The moved VMA grew in place over the old range (mremap() with no
+    // move): its page there is named through it, and stays.
+    let grown = (new, old + 32 * 4096);
+    r.ingest(&out_at(old + 7 * 4096, grown, 47), &mut out);
+    assert_eq!(fault!(old + 7 * 4096), Some(47));
+    // A new mapping took the old range: its pages are its own.
+    let mut u = ev(kind::UNMAPPED);
+    (u.mm, u.addr, u.entry) = (mm, old, 4096 * 16);
+    r.ingest(&u, &mut out);
+    r.ingest(
+        &out_at(old + 6 * 4096, (old, old + 16 * 4096), 46),
+        &mut out,
+    );
+    assert_eq!(fault!(old + 6 * 4096), Some(46));
+    assert_eq!(fault!(new + 6 * 4096), None);
+    let before = out.len();
+    let mut bad = ev(kind::MOVED);
+    (bad.mm, bad.addr, bad.entry, bad.nr) = (mm, new, u64::MAX - 4096, 16);
+    r.ingest(&bad, &mut out);
+    assert!(!out[before..]
+        .iter()
+        .any(|r| matches!(r, Record::Moved { .. })));
+}
+
+/// A page swapped out under the parent's mm and faulted in a forked
+/// child (or a grandchild) joins the parent's swap-out; a stranger at
+/// the same address does not.
+#[test]
+fn swap_ins_of_pages_shared_by_fork_join_the_family_swap_out() {
+    let (parent, child, grandchild, stranger) = (0x1000u64, 0x2000, 0x3000, 0x4000);
+    let mut r = Recorder::new(4096);
+    let mut out = Vec::new();
+    let mut o = ev(kind::SWAP_OUT);
+    (o.mm, o.addr, o.entry, o.nr) = (parent, 0x7f00_0000_3000, (1u64 << 58) | 42, 1);
+    r.ingest(&o, &mut out);
+    for (p, c) in [(parent, child), (child, grandchild)] {
+        let mut f = ev(kind::FORK);
+        (f.mm, f.entry) = (c, p);
+        r.ingest(&f, &mut out);
+    }
+    let fault = |mm: u64, write: bool, r: &mut Recorder| {
+        let mut f = ev(kind::SWAP_FAULT);
+        (f.mm, f.addr) = (mm, 0x7f00_0000_3008);
+        f.flags = if write { flag::WRITE } else { 0 };
+        let mut out = Vec::new();
+        r.ingest(&f, &mut out);
+        match out.pop() {
+            Some(Record::SwapFault { entry, write, .. }) => (entry, write),
+            other => panic!("{other:?}"),
+        }
+    };
+    let e = Some(SwapEntry { dev: 1, offset: 42 });
+    assert_eq!(fault(child, false, &mut r), (e, false));
+    assert_eq!(fault(grandchild, true, &mut r), (e, true));
+    assert_eq!(fault(stranger, false, &mut r), (None, false));
+    // The other way: swapped out under the child, faulted by the parent.
+    let mut o2 = o;
+    (o2.mm, o2.addr, o2.entry) = (child, 0x7f00_0000_5000, (1u64 << 58) | 43);
+    r.ingest(&o2, &mut out);
+    let mut f = ev(kind::SWAP_FAULT);
+    (f.mm, f.addr) = (parent, 0x7f00_0000_5000);
+    let mut out = Vec::new();
+    r.ingest(&f, &mut out);
+    assert!(matches!(
+        out.last(),
+        Some(Record::SwapFault {
+            entry: Some(SwapEntry { offset: 43, .. }),
+            ..
+        })
+    ));
+}
+
+/// A swap-out's VMA bounds become a Vma record the first time, and
+/// again only when they change.
+#[test]
+fn vma_bounds_are_recorded_when_first_seen_or_changed() {
+    let mut r = Recorder::new(4096);
+    let out_at = |r: &mut Recorder, addr: u64, before: u32, after: u32| {
+        let mut o = ev(kind::SWAP_OUT);
+        (o.mm, o.addr, o.entry, o.nr) = (0x1000, addr, 42, 1);
+        o.flags2 = exact2::BOUNDS;
+        o.aux = before;
+        (o.zero, o.zswap) = (after as u16, (after >> 16) as u16);
+        let mut out = Vec::new();
+        r.ingest(&o, &mut out);
+        out.into_iter()
+            .filter_map(|x| match x {
+                Record::Vma { start, end, .. } => Some((start, end)),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let vma = (0x7f00_0000_0000, 0x7f00_0000_0000 + (70_000 << 12));
+    assert_eq!(out_at(&mut r, 0x7f00_0000_3000, 3, 69_997), vec![vma]);
+    assert_eq!(out_at(&mut r, 0x7f00_0000_5000, 5, 69_995), vec![]);
+    // Shrunk (munmap of its tail): recorded again.
+    assert_eq!(
+        out_at(&mut r, 0x7f00_0000_5000, 5, 10),
+        vec![(vma.0, 0x7f00_0000_f000)]
+    );
+    // Unmapped, and mapped again with the same bounds: recorded again.
+    let mut u = ev(kind::UNMAPPED);
+    (u.mm, u.addr, u.entry) = (0x1000, vma.0, 0x10_0000);
+    let mut out = Vec::new();
+    r.ingest(&u, &mut out);
+    let (start, end) = (vma.0, vma.0 + 0x10_0000);
+    assert!(
+        matches!(out[..], [Record::Unmapped { mm: 1, start: s, end: e, .. }] if (s, e) == (start, end))
+    );
+    assert_eq!(
+        out_at(&mut r, 0x7f00_0000_5000, 5, 10),
+        vec![(vma.0, 0x7f00_0000_f000)]
+    );
+}
+
+#[test]
+fn a_range_free_becomes_a_batch_of_consecutive_entries() {
+    let mut r = Recorder::new(4096);
+    let mut out = Vec::new();
+    // Device 1, offset 1022: two entries cross into cluster 2.
+    let head = RawEvent {
+        nr: 3,
+        aux: 700,
+        entry: (1 << 58) | 1022,
+        flags: exact::RANGE | exact::FENTRY,
+        ..ev(kind::FREE_BATCH)
+    };
+    let entries = [0xdead; swaptrace_common::FREE_BATCH_MAX];
+    r.ingest_free(&FreeBatchEvent { head, entries }, &mut out);
+    let Some(Record::FreeBatch {
+        entries, lat_ns, ..
+    }) = out.last()
+    else {
+        panic!("no batch: {out:?}")
+    };
+    assert_eq!(*lat_ns, 700);
+    let got: Vec<(u8, u64)> = entries.iter().map(|e| (e.dev, e.offset)).collect();
+    assert_eq!(got, [(1, 1022), (1, 1023), (1, 1024)]);
+    // A corrupt count is cut at RANGE_MAX.
+    let head = RawEvent {
+        nr: u32::MAX,
+        ..head
+    };
+    let entries = [0; swaptrace_common::FREE_BATCH_MAX];
+    r.ingest_free(&FreeBatchEvent { head, entries }, &mut out);
+    let Some(Record::FreeBatch { entries, .. }) = out.last() else {
+        panic!("no batch")
+    };
+    assert_eq!(entries.len(), RANGE_MAX as usize);
+}
+
+#[test]
+fn every_event_kind_becomes_the_record_of_its_name() {
+    // A fork makes no record: it joins later swap-ins.
+    for k in (1..kind::COUNT as u8).filter(|&k| k != kind::FORK) {
+        let mut r = Recorder::new(4096);
+        let mut out = Vec::new();
+        if k == kind::FREE_BATCH {
+            let head = RawEvent { nr: 1, ..ev(k) };
+            let entries = [0; swaptrace_common::FREE_BATCH_MAX];
+            r.ingest_free(&FreeBatchEvent { head, entries }, &mut out);
+        } else if k == kind::MOVED {
+            let (mm, nr, entry) = (0x1000, 1, 0x7000_0000);
+            r.ingest(
+                &RawEvent {
+                    mm,
+                    nr,
+                    entry,
+                    ..ev(k)
+                },
+                &mut out,
+            );
+        } else {
+            r.ingest(&ev(k), &mut out);
+        }
+        let last = out.last().map(|r| r.kind_name());
+        assert_eq!(last, Some(kind::name(k)), "kind {k}");
+    }
+}
+
+#[test]
+fn lost_counts_become_records_per_kind() {
+    let mut r = Recorder::new(4096);
+    let mut out = Vec::new();
+    let mut lost = [0u64; kind::COUNT];
+    lost[kind::SWAP_FAULT as usize] = 3;
+    lost[kind::RECLAIM_BEGIN as usize] = 1;
+    lost[kind::RECLAIM_END as usize] = 2;
+    r.lost(5, &lost, &mut out);
+    assert_eq!(out.len(), 2);
+    assert_eq!(r.summary.lost_total(), 6);
+    assert_eq!(r.summary.lost["reclaim"], 3);
+}
