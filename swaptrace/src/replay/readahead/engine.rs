@@ -272,14 +272,16 @@ impl Model<'_> {
             self.ra_horizon = self.ra_horizon.max(ts);
         }
         if self.debt < 0 {
-            // The memory the kernel's extra reads took is free here: the
-            // page stays.
             self.debt += 1;
+            // The memory the kernel's extra reads took is free here: an
+            // unmapped folio stays. A mapped one goes all the same: reclaim
+            // unmapped it, and kept mapped it would hide its swap PTE from
+            // readahead and take the kernel's next fault on it for a hit.
             if let Cache::Unused { kept, .. } = &mut s.cache {
                 *kept = true;
                 self.slots.set_cache(&entry, s.cache);
+                return;
             }
-            return;
         }
         self.m.pollution += read_ahead.is_some() as u64;
         self.resident -= 1;
@@ -331,7 +333,7 @@ impl Model<'_> {
     fn fault(
         &mut self,
         f: FaultCtx,
-        (write, kernel_read, cached): (bool, u32, bool),
+        (write, kernel_read, cached, dur): (bool, u32, bool, u32),
         policy: &mut dyn Policy,
         scratch: &mut Vec<SwapEntry>,
     ) {
@@ -374,7 +376,7 @@ impl Model<'_> {
         // space of the family: the faulting page table is a copy of that
         // one, where the model keeps the swap PTEs.
         let exclusive = (slot.mm, slot.vpage) == (f.mm, f.vpage);
-        let f = FaultCtx {
+        let mut f = FaultCtx {
             mm: slot.mm,
             vpage: slot.vpage,
             ..f
@@ -418,6 +420,11 @@ impl Model<'_> {
                     self.slots.set_cache(&f.entry, Cache::No);
                 }
                 self.m.pgmajfault += 1;
+                // A device read leaves the folio locked: folio_lock_or_retry()
+                // waits for it and the fault retries, at about its end.
+                if matches!(slot.store, Store::Device | Store::WrittenBack) {
+                    f.retry = f.ts.saturating_add(u64::from(dur).max(1));
+                }
                 self.read_around(&f, policy, scratch, dirty);
             }
         }
@@ -567,6 +574,7 @@ impl Model<'_> {
                     mm,
                     vpage,
                     entry,
+                    retry: 0,
                 };
                 self.so.ptes += 1;
                 match (slot.cache, mode) {
@@ -713,14 +721,16 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                 write,
                 read,
                 cached,
+                dur,
             } => model.fault(
                 FaultCtx {
                     ts,
                     mm,
                     vpage,
                     entry,
+                    retry: 0,
                 },
-                (write, read, cached),
+                (write, read, cached, dur),
                 policy,
                 &mut scratch,
             ),

@@ -56,6 +56,8 @@ pub enum Event {
         read: u32,
         /// The kernel's swap-cache lookup found a folio no readahead made.
         cached: bool,
+        /// How long the kernel's fault took, ns.
+        dur: u32,
     },
     /// A successful swapoff of device `dev` began: `try_to_unuse()` walks
     /// the page tables and swaps in every PTE that holds one of its entries.
@@ -419,6 +421,7 @@ impl InputBuilder {
                 pages_read,
                 zero_reads,
                 zswap_loads,
+                dur_ns,
                 ..
             } => {
                 self.stored.remove(&entry);
@@ -438,6 +441,7 @@ impl InputBuilder {
                         .saturating_add(zero_reads)
                         .saturating_add(zswap_loads),
                     cached,
+                    dur: dur_ns,
                 });
             }
             Record::SwapFault {

@@ -13,6 +13,10 @@ pub struct FaultCtx {
     pub mm: u32,
     pub vpage: u64,
     pub entry: SwapEntry,
+    /// When the fault retries after waiting for its folio's read
+    /// (`folio_lock_or_retry()`), whose lookup then updates the VMA's
+    /// readahead address again; 0: no retry.
+    pub retry: u64,
 }
 
 /// What a policy decides: the pages a swap-cache miss reads.

@@ -45,6 +45,7 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
             write: false,
             read: 0,
             cached: false,
+            dur: 0,
         });
     }
     ReplayInput {
@@ -280,6 +281,7 @@ fn out_then_fault(
             write: false,
             read: 0,
             cached: false,
+            dur: 0,
         });
     }
     ReplayInput {
@@ -348,6 +350,45 @@ fn vma_window_in_the_first_pages_ends_at_left_plus_win() {
     assert_eq!(m.windows, [(8, 2)].into());
     assert_eq!(m.pswpin, 5 + 7);
     assert_eq!(m.swap_ra, 4 + 6);
+}
+
+/// Thread A misses on 0x102c and waits `dur` for the device; thread B
+/// misses on 0x103c meanwhile; A then faults 0x102d at +100. After random
+/// faults (windows 8, 4, 2, 1: `__swapin_nr_pages()` halving prev_win), the
+/// last window is 2 when A's retry, at the end of its fault, has put
+/// 0x102c back as the VMA's address (adjacent), else 1 (B's, far).
+fn interleaved(policy: &str, store: Store, dur: u32) -> Metrics {
+    let faults = [0x1004, 0x1014, 0x1024, 0x1034, 0x102c, 0x103c, 0x102d];
+    let pages: Vec<_> = faults.iter().map(|&p| (1, p)).collect();
+    let mut inp = out_then_fault(&[(1, 0x1000, 1)], 64, store, &pages);
+    let timing = [(1_000, dur), (1_040, 10), (1_100, 10)];
+    let late = inp.events.iter_mut().rev().take(3).rev();
+    for (e, (at, took)) in late.zip(timing) {
+        if let Event::Fault { ts, dur, .. } = e {
+            (*ts, *dur) = (at, took);
+        }
+    }
+    run(policy, &inp)
+}
+
+#[test]
+fn a_fault_that_waits_for_its_read_retries_and_sets_its_address_again() {
+    let retried = interleaved("vma", Store::Device, 90);
+    assert_eq!(retried.windows, [(1, 3), (2, 2), (4, 1), (8, 1)].into());
+    assert_eq!(retried.pswpin, 8 + 4 + 2 + 1 + 1 + 1 + 2);
+    // Its read not done before A's next fault: B's address stands.
+    let late = interleaved("vma", Store::Device, 200);
+    assert_eq!(late.windows, [(1, 4), (2, 1), (4, 1), (8, 1)].into());
+    assert_eq!(late.pswpin, 18);
+    // zswap loads synchronously: the folio is unlocked, no retry.
+    let zswap = interleaved("vma", Store::Zswap, 90);
+    assert_eq!(zswap.windows, late.windows);
+    // Cluster readahead keeps no address per VMA: the same either way.
+    let cluster = |d| {
+        let m = interleaved("cluster", Store::Device, d);
+        (m.windows, m.pswpin)
+    };
+    assert_eq!(cluster(90), cluster(200));
 }
 
 #[test]

@@ -6,7 +6,8 @@ use crate::replay::readahead::input::SwapoffMode;
 use crate::replay::readahead::policy::{FaultCtx, Policy, PolicyArgs};
 use crate::replay::readahead::space::{MixHasher, SwapView, PMD_PAGES};
 use crate::trace::SwapEntry;
-use std::collections::{BTreeMap, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use std::hash::BuildHasherDefault;
 
 const SWAP_RA_ORDER_CEILING: u32 = 5;
@@ -77,6 +78,9 @@ pub struct Vma {
     /// The VMA found last, with its address space (faults stay in one VMA
     /// for long runs).
     last: Option<(u32, u64, u64)>,
+    /// Faults waiting for their folio's read, by when they retry: the
+    /// retry's `swap_update_readahead()` sets the VMA's address again.
+    retries: BinaryHeap<Reverse<(u64, Key, u64)>>,
 }
 
 impl Vma {
@@ -88,6 +92,7 @@ impl Vma {
             info: HashMap::default(),
             vmas: HashMap::default(),
             last: None,
+            retries: BinaryHeap::new(),
         }
     }
 
@@ -110,6 +115,22 @@ impl Vma {
                 ((f.mm, s), (s, e))
             }
             None => ((f.mm, u64::MAX), NO_VMA),
+        }
+    }
+
+    /// Applies the retries due by `ts`, in time order.
+    fn settle(&mut self, ts: u64) {
+        while let Some(&Reverse((at, key, page))) = self.retries.peek() {
+            if at > ts {
+                break;
+            }
+            self.retries.pop();
+            if let Some(st) = self.info.get_mut(&key) {
+                *st = RaInfo {
+                    addr: page,
+                    ..st.get()
+                };
+            }
         }
     }
 
@@ -154,7 +175,11 @@ impl Policy for Vma {
         if max_win == 1 {
             return 1;
         }
+        self.settle(f.ts);
         let (key, bounds) = self.vma_of(f);
+        if f.retry > 0 {
+            self.retries.push(Reverse((f.retry, key, f.vpage)));
+        }
         let st = self.info.entry(key).or_default();
         let ra = st.get();
         let (faddr, prev) = (f.vpage, ra.addr);
@@ -225,6 +250,7 @@ impl Policy for Vma {
 
     fn on_hit(&mut self, f: &FaultCtx, readahead: bool) {
         // swap_update_readahead(): every hit moves the VMA's last address.
+        self.settle(f.ts);
         let (key, _) = self.vma_of(f);
         let st = self.info.entry(key).or_default();
         let mut ra = st.get();
@@ -301,12 +327,18 @@ mod tests {
             mm,
             vpage,
             entry: SwapEntry { dev: 0, offset: 0 },
+            retry: 0,
         }
     }
 
     /// The windows `p` gives faults on `pages` of address space 1, with
     /// nothing swapped out.
     fn windows(p: &mut Vma, pages: impl IntoIterator<Item = u64>) -> Vec<u32> {
+        windows_of(p, pages.into_iter().map(|page| fault(1, page)))
+    }
+
+    /// The windows `p` gives `faults`, with nothing swapped out.
+    fn windows_of(p: &mut Vma, faults: impl IntoIterator<Item = FaultCtx>) -> Vec<u32> {
         let (slots, table) = (SlotTable::default(), PageTable::default());
         let view = SwapView {
             slots: &slots,
@@ -314,10 +346,20 @@ mod tests {
             dev_max: &[],
         };
         let mut out = Vec::new();
-        pages
+        faults
             .into_iter()
-            .map(|page| p.readahead(&fault(1, page), &view, &mut out))
+            .map(|f| p.readahead(&f, &view, &mut out))
             .collect()
+    }
+
+    /// A VMA at pages 0x1000..0x2000 whose random faults brought the window
+    /// down to 1 (8, 4, 2, 1), then `then` done to it; all its windows.
+    fn after_random(then: impl FnOnce(&mut Vma) -> Vec<u32>) -> Vec<u32> {
+        let mut p = Vma::new(3);
+        p.on_vma(1, 0x1000, 0x2000);
+        let mut wins = windows(&mut p, [0x1100, 0x1500, 0x1300, 0x1700]);
+        wins.extend(then(&mut p));
+        wins
     }
 
     /// Faults alternating between two VMAs of one address space keep
@@ -349,19 +391,44 @@ mod tests {
     #[test]
     fn a_grown_vma_keeps_its_readahead_state() {
         let run = |unmap: bool| {
-            let mut p = Vma::new(3);
-            p.on_vma(1, 0x1000, 0x2000);
-            // Random faults: the window falls to 1.
-            let mut wins = windows(&mut p, [0x1100, 0x1500, 0x1300, 0x1700]);
-            if unmap {
-                p.on_unmap(1, 0x1000, 0x2000);
-            }
-            p.on_vma(1, 0x0800, 0x2000);
-            wins.extend(windows(&mut p, [0x1900]));
-            wins
+            after_random(|p| {
+                if unmap {
+                    p.on_unmap(1, 0x1000, 0x2000);
+                }
+                p.on_vma(1, 0x0800, 0x2000);
+                windows(p, [0x1900])
+            })
         };
         assert_eq!(run(false), [8, 4, 2, 1, 1]);
         assert_eq!(run(true), [8, 4, 2, 1, 8]);
+    }
+
+    /// Two threads fault in one VMA: A misses on a page and waits for its
+    /// read while B misses far away. A's retry (`folio_lock_or_retry()`,
+    /// then `swap_update_readahead()`) puts A's address back, so A's next
+    /// page is adjacent: `__swapin_nr_pages()` gives 2, not 1.
+    #[test]
+    fn a_retried_fault_puts_its_address_back() {
+        let at = |ts, vpage, retry| FaultCtx {
+            ts,
+            retry,
+            ..fault(1, vpage)
+        };
+        // A at 10, read done at `retry`; B at 50; A's next page at 150.
+        let run = |retry: u64| {
+            after_random(|p| {
+                windows_of(
+                    p,
+                    [at(10, 0x1a00, retry), at(50, 0x1800, 0), at(150, 0x1a01, 0)],
+                )
+            })
+        };
+        // prev 0x1a00 (A's retry at 100): adjacent, 0 hits -> 2.
+        assert_eq!(run(100), [8, 4, 2, 1, 1, 1, 2]);
+        // No retry: prev is B's 0x1800, far -> 1 (prev_win 1 / 2 = 0).
+        assert_eq!(run(0), [8, 4, 2, 1, 1, 1, 1]);
+        // A retry after A's next fault changes nothing before it.
+        assert_eq!(run(200), [8, 4, 2, 1, 1, 1, 1]);
     }
 
     /// A VMA that changed replaces the one it overlaps.

@@ -221,6 +221,24 @@ fn reads_below_the_kernel_s_keep_pages_the_kernel_freed() {
     assert_eq!(run_with(9, false), (1, 1, 0));
 }
 
+/// Below the kernel's memory (it read 20 pages where `fixed:4` reads 4),
+/// the kernel drops pages 0 and 1, mapped and clean, after their faults.
+/// The replay unmaps them too: the next miss in their block reads both
+/// again (the kernel read 2), and the fault on page 1 is a readahead hit.
+/// Kept mapped, page 1 was neither read nor a readahead hit.
+#[test]
+fn a_mapped_page_the_kernel_freed_goes_below_the_kernel_s_memory_too() {
+    let mut records = on_disk(4);
+    records.push(fault(20, 0x1000, 0, 20));
+    records.extend((1..4).map(|i| fault(20 + i, 0x1000 + i, i, 0)));
+    records.extend([freed(24, 0), freed(25, 1)]);
+    records.extend([fault(26, 0x1000, 0, 2), fault(27, 0x1001, 1, 0)]);
+    let m = replay_of(&records, true, "fixed:4");
+    assert_eq!(m.pgmajfault, 2);
+    assert_eq!((m.pswpin, m.swap_ra, m.swap_ra_hit), (4 + 2, 3 + 1, 3 + 1));
+    assert_eq!(m.pollution, 0);
+}
+
 #[test]
 fn a_stored_folios_own_free_is_not_a_second_free() {
     // A folio stored to zswap leaves at its swap-out; the free the
