@@ -32,6 +32,19 @@ impl RaInfo {
             self
         }
     }
+
+    /// `swap_update_readahead()` after a swap-cache lookup found page
+    /// `addr`'s folio (a hit, or a retried fault's own): every lookup moves
+    /// the last address, and one that found PG_readahead counts a hit.
+    fn looked_up(self, addr: u64, readahead: bool) -> RaInfo {
+        let ra = self.get();
+        let hits = if readahead {
+            (ra.hits + 1).min(SWAP_RA_HITS_MAX)
+        } else {
+            ra.hits
+        };
+        RaInfo { addr, hits, ..ra }
+    }
 }
 
 /// The pages `[start, end)` that `swap_vma_ra_win()` (6.x) reads around
@@ -126,10 +139,7 @@ impl Vma {
             }
             self.retries.pop();
             if let Some(st) = self.info.get_mut(&key) {
-                *st = RaInfo {
-                    addr: page,
-                    ..st.get()
-                };
+                *st = st.looked_up(page, false);
             }
         }
     }
@@ -249,16 +259,10 @@ impl Policy for Vma {
     }
 
     fn on_hit(&mut self, f: &FaultCtx, readahead: bool) {
-        // swap_update_readahead(): every hit moves the VMA's last address.
         self.settle(f.ts);
         let (key, _) = self.vma_of(f);
         let st = self.info.entry(key).or_default();
-        let mut ra = st.get();
-        if readahead {
-            ra.hits = (ra.hits + 1).min(SWAP_RA_HITS_MAX);
-        }
-        ra.addr = f.vpage;
-        *st = ra;
+        *st = st.looked_up(f.vpage, readahead);
     }
 }
 
