@@ -438,6 +438,46 @@ fn zswap_swap_outs_of_a_trace_are_stored_in_zswap() {
     assert_eq!((m.zswpin, m.pswpin, m.swpin_zero), (1, 1, 1));
 }
 
+/// A synthetic trace as `synth` writes it, loaded (a test file of its
+/// own may not import `synth`: `layers`).
+fn loaded(swapoff: bool) -> crate::trace::Loaded {
+    use crate::synth::{generate, header, SynthSpec};
+    use crate::trace::Syscall;
+    let spec = SynthSpec {
+        pattern: "shuffled-blocks:4".parse().unwrap(),
+        pages: 256,
+        faults: 256,
+        seed: 1,
+        memory_pages: 64,
+    };
+    let mut records = Vec::new();
+    generate(&spec, |r| records.push(r));
+    if swapoff {
+        // Then a successful swapoff of the device, after the faults.
+        let end = 1_000_000_000;
+        records.push(Record::Syscall {
+            ts: end,
+            tid: 9,
+            call: Syscall::Swapoff,
+            ret: None,
+        });
+        records.push(Record::Syscall {
+            ts: end + 1,
+            tid: 9,
+            call: Syscall::Swapoff,
+            ret: Some(0),
+        });
+    }
+    crate::trace::Loaded {
+        header: header(&spec),
+        records,
+        footer: None,
+        problems: Vec::new(),
+        skipped: 0,
+        chunks: Vec::new(),
+    }
+}
+
 mod cache;
 // Input no kernel could make: bounded, never expanded.
 mod hostile;

@@ -148,45 +148,6 @@ fn a_panicking_policy_fails_the_replay_and_is_named() {
     assert_eq!(ok[0].faults, 4);
 }
 
-/// A synthetic trace as `synth` writes it, loaded.
-fn loaded(swapoff: bool) -> crate::trace::Loaded {
-    use crate::synth::{generate, header, SynthSpec};
-    use crate::trace::Syscall;
-    let spec = SynthSpec {
-        pattern: "shuffled-blocks:4".parse().unwrap(),
-        pages: 256,
-        faults: 256,
-        seed: 1,
-        memory_pages: 64,
-    };
-    let mut records = Vec::new();
-    generate(&spec, |r| records.push(r));
-    if swapoff {
-        // Then a successful swapoff of the device, after the faults.
-        let end = 1_000_000_000;
-        records.push(Record::Syscall {
-            ts: end,
-            tid: 9,
-            call: Syscall::Swapoff,
-            ret: None,
-        });
-        records.push(Record::Syscall {
-            ts: end + 1,
-            tid: 9,
-            call: Syscall::Swapoff,
-            ret: Some(0),
-        });
-    }
-    crate::trace::Loaded {
-        header: header(&spec),
-        records,
-        footer: None,
-        problems: Vec::new(),
-        skipped: 0,
-        chunks: Vec::new(),
-    }
-}
-
 #[test]
 fn run_replays_the_default_set_with_the_trace_s_memory_and_device() {
     let t = loaded(false);
