@@ -5,8 +5,9 @@ use super::error::ReplayError;
 use super::input::{Event, ReplayInput, Store, SwapoffMode};
 use super::lru::Lists;
 use super::metrics::{Metrics, SwapoffMetrics};
+use super::pages::{leaf_start, PageTable, PMD_PAGES};
 use super::policy::{FaultCtx, Policy};
-use super::space::{leaf_start, pack, Cache, PageTable, Slot, SlotTable, SwapView, PMD_PAGES};
+use super::space::{pack, Cache, Slot, SlotTable, SwapView};
 use crate::trace::SwapEntry;
 use std::collections::VecDeque;
 

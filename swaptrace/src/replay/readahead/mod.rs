@@ -20,6 +20,7 @@ mod fit;
 mod input;
 mod lru;
 mod metrics;
+mod pages;
 mod policies;
 mod policy;
 mod run;

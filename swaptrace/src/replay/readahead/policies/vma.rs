@@ -3,8 +3,9 @@
 
 use super::cluster::swapin_nr_pages;
 use crate::replay::readahead::input::SwapoffMode;
+use crate::replay::readahead::pages::PMD_PAGES;
 use crate::replay::readahead::policy::{FaultCtx, Policy, PolicyArgs};
-use crate::replay::readahead::space::{MixHasher, SwapView, PMD_PAGES};
+use crate::replay::readahead::space::{MixHasher, SwapView};
 use crate::trace::SwapEntry;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
@@ -91,9 +92,10 @@ pub struct Vma {
     /// The VMA found last, with its address space (faults stay in one VMA
     /// for long runs).
     last: Option<(u32, u64, u64)>,
-    /// Faults waiting for their folio's read, by when they retry: the
-    /// retry's `swap_update_readahead()` sets the VMA's address again.
-    retries: BinaryHeap<Reverse<(u64, Key, u64)>>,
+    /// Faults waiting for their folio's read, by when they retry, with
+    /// their address space and page: the retry finds its VMA again, and its
+    /// `swap_update_readahead()` sets that VMA's address.
+    retries: BinaryHeap<Reverse<(u64, u32, u64)>>,
 }
 
 impl Vma {
@@ -109,35 +111,37 @@ impl Vma {
         }
     }
 
-    /// The VMA holding `f`'s page: (key, bounds).
-    fn vma_of(&mut self, f: &FaultCtx) -> (Key, (u64, u64)) {
-        if let Some((mm, s, e)) = self.last {
-            if mm == f.mm && s <= f.vpage && f.vpage < e {
+    /// The VMA holding page `vpage` of `mm`: (key, bounds).
+    fn vma_of(&mut self, mm: u32, vpage: u64) -> (Key, (u64, u64)) {
+        if let Some((m, s, e)) = self.last {
+            if m == mm && s <= vpage && vpage < e {
                 return ((mm, s), (s, e));
             }
         }
         let found = self
             .vmas
-            .get(&f.mm)
-            .and_then(|m| m.range(..=f.vpage).next_back())
-            .filter(|&(_, &e)| f.vpage < e)
+            .get(&mm)
+            .and_then(|m| m.range(..=vpage).next_back())
+            .filter(|&(_, &e)| vpage < e)
             .map(|(&s, &e)| (s, e));
         match found {
             Some((s, e)) => {
-                self.last = Some((f.mm, s, e));
-                ((f.mm, s), (s, e))
+                self.last = Some((mm, s, e));
+                ((mm, s), (s, e))
             }
-            None => ((f.mm, u64::MAX), NO_VMA),
+            None => ((mm, u64::MAX), NO_VMA),
         }
     }
 
     /// Applies the retries due by `ts`, in time order.
     fn settle(&mut self, ts: u64) {
-        while let Some(&Reverse((at, key, page))) = self.retries.peek() {
+        while let Some(&Reverse((at, mm, page))) = self.retries.peek() {
             if at > ts {
                 break;
             }
             self.retries.pop();
+            // The VMA may have changed meanwhile (split, merged, moved).
+            let (key, _) = self.vma_of(mm, page);
             if let Some(st) = self.info.get_mut(&key) {
                 *st = st.looked_up(page, false);
             }
@@ -186,9 +190,9 @@ impl Policy for Vma {
             return 1;
         }
         self.settle(f.ts);
-        let (key, bounds) = self.vma_of(f);
+        let (key, bounds) = self.vma_of(f.mm, f.vpage);
         if f.retry > 0 {
-            self.retries.push(Reverse((f.retry, key, f.vpage)));
+            self.retries.push(Reverse((f.retry, f.mm, f.vpage)));
         }
         let st = self.info.entry(key).or_default();
         let ra = st.get();
@@ -260,7 +264,7 @@ impl Policy for Vma {
 
     fn on_hit(&mut self, f: &FaultCtx, readahead: bool) {
         self.settle(f.ts);
-        let (key, _) = self.vma_of(f);
+        let (key, _) = self.vma_of(f.mm, f.vpage);
         let st = self.info.entry(key).or_default();
         *st = st.looked_up(f.vpage, readahead);
     }
@@ -269,8 +273,9 @@ impl Policy for Vma {
 #[cfg(test)]
 mod tests {
     use super::{ra_range, RaInfo, Vma, NO_VMA};
+    use crate::replay::readahead::pages::PageTable;
     use crate::replay::readahead::policy::{FaultCtx, Policy};
-    use crate::replay::readahead::space::{PageTable, SlotTable, SwapView};
+    use crate::replay::readahead::space::{SlotTable, SwapView};
     use crate::trace::SwapEntry;
 
     #[test]
@@ -332,6 +337,15 @@ mod tests {
             vpage,
             entry: SwapEntry { dev: 0, offset: 0 },
             retry: 0,
+        }
+    }
+
+    /// A fault of address space 1 at `ts` whose read ends at `retry` (0: none).
+    fn at(ts: u64, vpage: u64, retry: u64) -> FaultCtx {
+        FaultCtx {
+            ts,
+            retry,
+            ..fault(1, vpage)
         }
     }
 
@@ -413,11 +427,6 @@ mod tests {
     /// page is adjacent: `__swapin_nr_pages()` gives 2, not 1.
     #[test]
     fn a_retried_fault_puts_its_address_back() {
-        let at = |ts, vpage, retry| FaultCtx {
-            ts,
-            retry,
-            ..fault(1, vpage)
-        };
         // A at 10, read done at `retry`; B at 50; A's next page at 150.
         let run = |retry: u64| {
             after_random(|p| {
@@ -435,6 +444,24 @@ mod tests {
         assert_eq!(run(200), [8, 4, 2, 1, 1, 1, 1]);
     }
 
+    /// A's retry finds its VMA again: the VMA grew downward while A waited
+    /// (its key, the start, changed), and A's address goes back all the same.
+    #[test]
+    fn a_retry_finds_its_vma_changed_meanwhile() {
+        let run = |grow: bool| {
+            after_random(|p| {
+                let mut w = windows_of(p, [at(10, 0x1a00, 100), at(50, 0x1800, 0)]);
+                if grow {
+                    p.on_vma(1, 0x0800, 0x2000);
+                }
+                w.extend(windows_of(p, [at(150, 0x1a01, 0)]));
+                w
+            })
+        };
+        assert_eq!(run(false), [8, 4, 2, 1, 1, 1, 2]);
+        assert_eq!(run(true), [8, 4, 2, 1, 1, 1, 2]);
+    }
+
     /// A VMA that changed replaces the one it overlaps.
     #[test]
     fn a_changed_vma_replaces_the_old_bounds() {
@@ -442,9 +469,9 @@ mod tests {
         p.on_vma(1, 0x1000, 0x2000);
         p.on_vma(1, 0x1000, 0x1800);
         p.on_vma(1, 0x1800, 0x2000);
-        assert_eq!(p.vma_of(&fault(1, 0x1900)).1, (0x1800, 0x2000));
-        assert_eq!(p.vma_of(&fault(1, 0x1100)).1, (0x1000, 0x1800));
-        assert_eq!(p.vma_of(&fault(1, 0x3000)).1, NO_VMA);
-        assert_eq!(p.vma_of(&fault(2, 0x1100)).1, NO_VMA, "another mm");
+        assert_eq!(p.vma_of(1, 0x1900).1, (0x1800, 0x2000));
+        assert_eq!(p.vma_of(1, 0x1100).1, (0x1000, 0x1800));
+        assert_eq!(p.vma_of(1, 0x3000).1, NO_VMA);
+        assert_eq!(p.vma_of(2, 0x1100).1, NO_VMA, "another mm");
     }
 }

@@ -219,7 +219,7 @@ fn an_unmapped_range_frees_its_slots_but_not_reused_ones() {
 /// the range spans more PMDs than there are leaves: the same pages go.
 #[test]
 fn take_range_takes_the_same_pages_either_way() {
-    use super::super::space::PageTable;
+    use super::super::pages::PageTable;
     let e = |offset| SwapEntry { dev: 0, offset };
     let filled = || {
         let mut t = PageTable::default();
