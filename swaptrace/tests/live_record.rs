@@ -246,6 +246,53 @@ fn shared_memory_swap_is_reported_as_unrecorded() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// 700 MiB through a 128 MiB cgroup fills more than half of the 1 GiB
+/// swap: `should_try_to_free_swap()` (`vm_swap_full()`) frees the slot of
+/// every fault, read faults too, and reclaim writes the pages anew. The
+/// replay sees it (`slots_freed_at_read`) and notes the layout.
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn swap_more_than_half_full_frees_read_faults_slots() {
+    let _lock = live("swap_more_than_half_full_frees_read_faults_slots");
+    let dir = scratch();
+    let out = dir.join("full.swt");
+    let spec = WorkloadSpec {
+        size_bytes: 700 << 20,
+        seed: 9,
+        ..WorkloadSpec::default()
+    };
+    let (r, swap, cg) = record_in_cgroup(&dir, out.clone(), &spec, None);
+    drop((swap, cg));
+    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+    let t = read_trace(&out).unwrap();
+    let rr = swaptrace::replay::readahead::run(
+        &t,
+        &swaptrace::replay::ReplayRequest {
+            policies: Some("cluster,vma"),
+            params: &[],
+            memory_pages: None,
+            device: None,
+        },
+    )
+    .unwrap();
+    for m in &rr.results {
+        eprintln!(
+            "{}: {} faults, {} slots freed at the read",
+            m.policy, m.faults, m.slots_freed_at_read
+        );
+        assert!(m.faults > 50_000, "the workload must swap: {m:?}");
+        // Reads in address order after the writes: nearly every fault is a
+        // read, and a page read back is reclaimed again before the end.
+        assert!(m.slots_freed_at_read * 2 > m.faults, "{m:?}");
+    }
+    let text = swaptrace::report::replay_text(&rr.results, None, "cluster", &rr.device, &rr.cost);
+    assert!(
+        text.contains("swap layout: the kernel freed the slot of"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 #[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn threads_faulting_the_same_pages_lose_no_reads() {

@@ -29,6 +29,9 @@ pub struct Run {
     pub replayed: Vec<(String, [u64; 4])>,
     /// The memory the replay assumed, pages.
     pub memory_pages: usize,
+    /// The share of faults whose slot the kernel freed at the read
+    /// ([`Metrics::slots_freed_at_read`]).
+    pub freed_at_read: f64,
 }
 
 impl Run {
@@ -49,6 +52,7 @@ impl Run {
                 })
                 .collect(),
             memory_pages,
+            freed_at_read: super::replay_table::freed_at_read(replays).map_or(0.0, |(_, s)| s),
         }
     }
 
@@ -121,6 +125,10 @@ pub struct ShapeSummary {
     pub about: String,
     pub own: Vec<Own>,
     pub cross: Vec<Cross>,
+    /// Runs whose swap layout their own reclaim made (the kernel freed the
+    /// slots of read faults: swap more than half full), of `runs`.
+    pub layout_runs: usize,
+    pub runs: usize,
 }
 
 /// Summarises a shape's runs for `policies` (the kernel policies run).
@@ -180,6 +188,11 @@ pub fn summarise(shape: &str, about: &str, runs: &[Run], policies: &[&str]) -> S
         about: about.to_string(),
         own,
         cross,
+        layout_runs: runs
+            .iter()
+            .filter(|r| r.freed_at_read >= super::replay_table::LAYOUT_SHARE)
+            .count(),
+        runs: runs.len(),
     }
 }
 
@@ -239,6 +252,16 @@ pub fn fidelity_text(shapes: &[ShapeSummary]) -> String {
                 if c.met { ", met" } else { "" }
             );
         }
+        if sh.layout_runs > 0 {
+            let _ = writeln!(
+                s,
+                "  swap layout: in {} of {} runs the kernel freed the slots of read faults \
+                 (swap more than half full) and reclaim laid the pages out anew: a policy \
+                 that reads by swap offset (cluster) is predicted on the other run's layout \
+                 (`replay` says more)",
+                sh.layout_runs, sh.runs
+            );
+        }
         s.push('\n');
     }
     s
@@ -263,6 +286,7 @@ mod tests {
             kernel: k(kernel),
             replayed: vec![("cluster".into(), cluster), ("vma".into(), vma)],
             memory_pages: 1,
+            freed_at_read: 0.0,
         }
     }
 
@@ -348,11 +372,20 @@ mod tests {
             .unwrap();
         assert_eq!(c.live_runs, 1);
         assert!(!c.met);
-        let text = fidelity_text(&[s]);
+        assert_eq!((s.layout_runs, s.runs), (0, 4));
+        let text = fidelity_text(std::slice::from_ref(&s));
         assert!(
             text.contains("not met") && text.contains("in range"),
             "{text}"
         );
+        assert!(!text.contains("swap layout"), "{text}");
+        // A run whose kernel freed the slots of 1% of its faults at the read.
+        let mut laid = runs.clone();
+        laid[3].freed_at_read = 0.01;
+        let s = summarise("t", "test", &laid, &["cluster", "vma"]);
+        assert_eq!(s.layout_runs, 1);
+        let text = fidelity_text(&[s]);
+        assert!(text.contains("swap layout: in 1 of 4 runs"), "{text}");
         // Runs of one policy only (the other's failed): no cross rows.
         let s = summarise("t", "test", &runs[..3], &["cluster", "vma"]);
         assert!(s.cross.is_empty());

@@ -197,6 +197,9 @@ pub fn replay_text(
             );
         }
     }
+    if let Some(note) = layout_note(results) {
+        let _ = writeln!(o, "\n{note}");
+    }
     if let (Some(k), Some(m)) = (kernel, results.iter().find(|m| m.policy == kernel_policy)) {
         let _ = writeln!(
             o,
@@ -213,6 +216,34 @@ pub fn replay_text(
     o
 }
 
+/// The share of faults from which a trace's layout is noted as the
+/// recorded run's ([`layout_note`]).
+pub(super) const LAYOUT_SHARE: f64 = 0.01;
+
+/// Read faults whose slot the kernel freed, and their share of all faults
+/// (the most any policy's replay saw: they follow the same trace).
+pub(super) fn freed_at_read(results: &[Metrics]) -> Option<(u64, f64)> {
+    let m = results.iter().max_by_key(|m| m.slots_freed_at_read)?;
+    let share = m.slots_freed_at_read as f64 / m.faults.max(1) as f64;
+    Some((m.slots_freed_at_read, share))
+}
+
+/// Where the kernel freed the slots of 1% of the faults or more, the swap
+/// layout is the recorded run's own: say so before a policy that reads by
+/// swap offset is compared on it.
+fn layout_note(results: &[Metrics]) -> Option<String> {
+    let (n, share) = freed_at_read(results).filter(|&(_, s)| s >= LAYOUT_SHARE)?;
+    Some(format!(
+        "swap layout: the kernel freed the slot of {n} read faults ({:.1}% of faults; \
+         should_try_to_free_swap(): swap more than half full, or mlock), and reclaim \
+         wrote those pages again in the recorded run's order. Policies that read by \
+         swap offset (cluster, fixed:N, leap) replay on that layout, where a run of \
+         their own would have made another: predictions of them from another policy's \
+         trace are less sure (docs/fidelity.md: cluster from VMA traces +11% pswpin).",
+        share * 100.0
+    ))
+}
+
 pub fn replay_json(
     results: &[Metrics],
     kernel: Option<&KernelCounts>,
@@ -225,6 +256,11 @@ pub fn replay_json(
         "kernel": kernel,
         "device": device,
         "io_model": cost,
+        "slots_freed_at_read": freed_at_read(results).map(|(n, share)| json!({
+            "faults": n,
+            "share": share,
+            "note": layout_note(results),
+        })),
         "policies": results.iter().map(|m| json!({
             "metrics": m,
             "accuracy": m.accuracy(),
@@ -441,5 +477,35 @@ mod tests {
         assert!(lens.windows(2).all(|w| w[0] == w[1]), "{t}");
         let t = window_columns_text(&[col("vma", Origin::Replayed)]);
         assert!(t.contains("live: none"), "{t}");
+    }
+
+    /// The layout note appears from 1% of faults on, with the most any
+    /// policy saw, in the table and the JSON.
+    #[test]
+    fn a_layout_the_recorded_run_made_is_noted_from_1_percent() {
+        let m = |policy: &str, freed| Metrics {
+            policy: policy.into(),
+            faults: 1000,
+            slots_freed_at_read: freed,
+            ..Metrics::default()
+        };
+        let dev = crate::replay::DEVICES[0];
+        let cost = IoCost {
+            model: CostSource::Preset,
+            overridden: false,
+            measured: Default::default(),
+        };
+        let text = |r: &[Metrics]| replay_text(r, None, "vma", &dev, &cost);
+        assert!(!text(&[m("vma", 9), m("cluster", 8)]).contains("swap layout"));
+        let t = text(&[m("vma", 12), m("cluster", 10)]);
+        assert!(
+            t.contains("freed the slot of 12 read faults (1.2% of faults"),
+            "{t}"
+        );
+        let j = replay_json(&[m("vma", 12)], None, "vma", &dev, &cost);
+        assert_eq!(j["slots_freed_at_read"]["faults"], 12);
+        assert!(j["slots_freed_at_read"]["note"].is_string());
+        let j = replay_json(&[m("vma", 9)], None, "vma", &dev, &cost);
+        assert!(j["slots_freed_at_read"]["note"].is_null());
     }
 }

@@ -124,14 +124,24 @@ impl Model<'_> {
     /// swap cache, unmapped and not read ahead, until reclaim frees it
     /// ([`Model::freed`]): a fault meanwhile is minor.
     fn out(&mut self, ts: u64, mm: u32, vpage: u64, entry: SwapEntry, store: Store, lingers: bool) {
-        // The page's previous slot, if another, was freed when it was dirtied.
+        // The page's previous slot, if another, was freed when it was dirtied,
+        // or by its read fault. A slot that goes to another page was freed
+        // too: a read fault's, where the model kept it.
+        let kept_at_read =
+            |s: Slot, own: bool| own && matches!(s.cache, Cache::Mapped { dirty: false, .. });
         if let Some(old) = self.pages.insert((mm, vpage), entry) {
             if old != entry {
+                if let Some(s) = self.slots.get(&old) {
+                    let own = (s.mm, s.vpage) == (mm, vpage);
+                    self.m.slots_freed_at_read += kept_at_read(s, own) as u64;
+                }
                 self.drop_slot(old);
             }
         }
         if let Some(s) = self.slots.get(&entry) {
             if (s.mm, s.vpage) != (mm, vpage) {
+                let own = self.pages.get(&(s.mm, s.vpage)) == Some(entry);
+                self.m.slots_freed_at_read += kept_at_read(s, own) as u64;
                 self.pages.remove(&(s.mm, s.vpage));
             }
         }

@@ -27,6 +27,11 @@ pub struct Metrics {
     pub timeliness_ns: u64,
     /// Read requests: runs of contiguous offsets read by one miss.
     pub io_requests: u64,
+    /// Read faults whose slot the kernel freed (`should_try_to_free_swap()`:
+    /// swap more than half full, or mlock), seen when the slot went to
+    /// another page or the page to another slot. The swap layout is then
+    /// the reclaim order of the recorded policy's run.
+    pub slots_freed_at_read: u64,
     /// Readahead window per miss (argdist style: window -> count).
     pub windows: BTreeMap<u32, u64>,
     /// What the swapoff walks did (included in the totals above).

@@ -620,3 +620,39 @@ fn a_written_folio_the_kernel_read_again_had_been_freed() {
     let m = replay_of(&records, true, "fixed:8");
     assert_eq!((m.faults, m.pgmajfault, m.pswpin), (2, 1, 8));
 }
+
+/// With swap more than half full, `should_try_to_free_swap()` frees a read
+/// fault's slot: the page goes out again to another slot, or its slot to
+/// another page. Each such fault counts once; a write fault's slot (freed
+/// anyway) and a page written back to its own slot do not.
+#[test]
+fn a_read_fault_whose_slot_the_kernel_freed_is_counted_once() {
+    let write = |ts, vpage, offset| {
+        let mut r = fault(ts, vpage, offset, 1);
+        if let Record::SwapFault { write, .. } = &mut r {
+            *write = true;
+        }
+        r
+    };
+    let mut records = on_disk(4);
+    records.extend([
+        fault(100, 0x1000, 0, 1),
+        fault(101, 0x1001, 1, 1),
+        write(102, 0x1002, 2),
+        fault(103, 0x1003, 3, 1),
+        // Page 0 elsewhere; slot 1 to another page, then page 1 elsewhere.
+        out(200, 0x1000, 10),
+        out(201, 0x2000, 1),
+        out(202, 0x1001, 11),
+        // The written page elsewhere; page 3 back to its own slot.
+        out(203, 0x1002, 12),
+        out(204, 0x1003, 3),
+    ]);
+    for policy in ["none", "cluster", "vma"] {
+        let m = replay_of(&records, true, policy);
+        assert_eq!(m.faults, 4, "{policy}");
+        assert_eq!(m.slots_freed_at_read, 2, "{policy}: {m:?}");
+    }
+    // Without the frees recorded the model keeps its own LRU: the same.
+    assert_eq!(replay_of(&records, false, "none").slots_freed_at_read, 2);
+}
