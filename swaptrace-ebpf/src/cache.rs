@@ -132,6 +132,9 @@ pub fn mm_page_free / mm_page_free_2 (ctx: RawTracePointContext) -> i32 {
         .max(w.ts);
     let mut ev = event(kind::OUT_FREED, ts);
     ev.entry = w.entry;
+    // A large folio freed whole: its pages' entries follow the head's.
+    let order = ctx.arg::<u64>(1) & 0xffff_ffff;
+    ev.nr = if order < 14 { 1 << order } else { 1 };
     emit(ev);
     0
 }

@@ -148,6 +148,14 @@ fn shapes(scale: f64) -> Vec<Shape> {
             ..base(192)
         },
         ),
+        shape(
+            "huge",
+            "256 MiB in transparent huge pages (MADV_HUGEPAGE), which reclaim writes to swap whole, read back in address order, 128 MiB cgroup",
+            WorkloadSpec {
+            huge: true,
+            ..base(256)
+        },
+        ),
     ]
 }
 
@@ -176,8 +184,8 @@ fn command_shape(a: &Args) -> Result<Option<Shape>> {
 const POLICIES: [&str; 2] = ["cluster", "vma"];
 
 /// The built-in shapes, in table order.
-const SHAPES: [&str; 8] = [
-    "shuffled", "procs", "zero", "random", "vmas", "fork", "remap", "moved",
+const SHAPES: [&str; 9] = [
+    "shuffled", "procs", "zero", "random", "vmas", "fork", "remap", "moved", "huge",
 ];
 
 pub fn run(a: Args) -> Result<()> {

@@ -44,6 +44,10 @@ pub struct Shape {
     /// it back.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=64))]
     pub moves: u32,
+    /// Before writing, madvise(MADV_HUGEPAGE) the memory: transparent huge
+    /// pages, which reclaim writes to swap whole (THP_SWAP).
+    #[arg(long)]
+    pub huge: bool,
 }
 
 impl Shape {
@@ -59,6 +63,7 @@ impl Shape {
             shared: self.shared,
             threads: self.threads,
             moves: self.moves,
+            huge: self.huge,
             ..spec
         }
     }

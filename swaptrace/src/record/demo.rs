@@ -45,6 +45,7 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
         (w.thp, "--thp"),
         (w.hold_after, "--hold-after"),
         (w.shared, "--shared"),
+        (w.huge, "--huge"),
     ] {
         if on {
             cmd.push(flag.into());
@@ -251,6 +252,13 @@ mod tests {
                 "moves",
                 WorkloadSpec {
                     moves: 2,
+                    ..base.clone()
+                },
+            ),
+            (
+                "huge",
+                WorkloadSpec {
+                    huge: true,
                     ..base.clone()
                 },
             ),

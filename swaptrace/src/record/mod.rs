@@ -365,6 +365,7 @@ impl Recorder {
             kind::OUT_FREED => Some(Record::OutFreed {
                 ts,
                 entry: SwapEntry::from_val(ev.entry),
+                nr: ev.nr.max(1),
             }),
             kind::ISOLATED => Some(Record::Isolated {
                 ts,

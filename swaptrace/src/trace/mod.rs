@@ -88,6 +88,21 @@ impl SwapEntry {
         self.dev < 32 && self.offset < 1 << Self::OFFSET_BITS
     }
 
+    /// Whether a folio of `nr` pages (0 as 1) from this entry is one a
+    /// kernel could make: at most [`MAX_FOLIO_PAGES`], its last entry
+    /// [`plausible`](Self::plausible) too.
+    pub fn folio_fits(&self, nr: u32) -> bool {
+        let last = self.offset.checked_add(u64::from(nr.max(1)) - 1);
+        nr <= MAX_FOLIO_PAGES
+            && last.is_some_and(|offset| {
+                SwapEntry {
+                    dev: self.dev,
+                    offset,
+                }
+                .plausible()
+            })
+    }
+
     /// The entries of a folio of `nr` pages that starts at this one.
     pub fn folio(self, nr: u64) -> impl Iterator<Item = SwapEntry> {
         (0..nr).map(move |i| SwapEntry {
@@ -286,8 +301,14 @@ pub enum Record {
     /// A swap-cache folio of `entry` was freed (`kmem:mm_page_free`): one
     /// written (to the device, or in newer traces stored: a fault until
     /// then was minor), or one swapped in or read ahead (its slot, if
-    /// kept, is read again by the next use).
-    OutFreed { ts: u64, entry: SwapEntry },
+    /// kept, is read again by the next use). `nr` pages from `entry`: a
+    /// large folio freed whole (older traces: 1).
+    OutFreed {
+        ts: u64,
+        entry: SwapEntry,
+        #[serde(default = "one", skip_serializing_if = "is_one")]
+        nr: u32,
+    },
     /// Reclaim isolated the swap-cache folio of `entry`, dirty and never
     /// mapped (read ahead from zswap), which it keeps
     /// (`shrink_folio_list()`): MGLRU's `isolate_folio()` cleared its
@@ -622,6 +643,14 @@ pub struct Footer {
     /// stays in the replay's swap cache. Not lost events: none was made.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub frees_unseen: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
 }
 
 fn is_zero(v: &u64) -> bool {

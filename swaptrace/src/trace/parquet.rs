@@ -606,7 +606,14 @@ fn row(r: &Record) -> Row<'_> {
             nr: w(len.div_ceil(4096)),
             ..Row::default()
         },
-        Record::OutFreed { ts, entry } | Record::Isolated { ts, entry } => Row {
+        Record::OutFreed { ts, entry, nr } => Row {
+            ts: w(*ts),
+            dev: Some(entry.dev as i32),
+            offset: w(entry.offset),
+            nr: n(*nr),
+            ..Row::default()
+        },
+        Record::Isolated { ts, entry } => Row {
             ts: w(*ts),
             dev: Some(entry.dev as i32),
             offset: w(entry.offset),

@@ -146,6 +146,7 @@ fn one_of_each() -> Vec<Record> {
         Record::OutFreed {
             ts: 0,
             entry: SwapEntry { dev: 1, offset: 77 },
+            nr: 1,
         },
         Record::Unmapped {
             ts: 0,

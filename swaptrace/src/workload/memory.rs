@@ -91,6 +91,17 @@ impl Regions {
         })
     }
 
+    /// `madvise(advice)` over every mapping's usable pages.
+    pub(super) fn madvise(&self, advice: libc::c_int) -> io::Result<()> {
+        for m in &self.maps {
+            // SAFETY: the range is our own mapping.
+            if unsafe { libc::madvise(m.ptr.cast(), m.usable, advice) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+
     /// Moves every mapping with `mremap(MREMAP_MAYMOVE)` to a page more
     /// than it uses (its guard page above stops it growing in place), as
     /// glibc's `realloc()` grows a large block: its pages, swapped out or

@@ -35,6 +35,8 @@ pub enum WorkloadError {
     Mremap(#[source] io::Error),
     #[error("madvise(MADV_PAGEOUT): {0}")]
     Pageout(#[source] io::Error),
+    #[error("madvise(MADV_HUGEPAGE): {0}")]
+    Madvise(#[source] io::Error),
     #[error("waiting for SIGTERM: {0}")]
     Signal(#[source] io::Error),
     #[error("getrusage failed: {0}")]
@@ -190,6 +192,10 @@ pub struct WorkloadSpec {
     /// `realloc()` grows a large block; then read it back.
     #[serde(default)]
     pub moves: u32,
+    /// Before writing, `madvise(MADV_HUGEPAGE)` the memory: it is in
+    /// transparent huge pages, which reclaim writes to swap whole.
+    #[serde(default)]
+    pub huge: bool,
 }
 
 fn one() -> u32 {
@@ -219,6 +225,7 @@ impl Default for WorkloadSpec {
             shared: false,
             threads: 1,
             moves: 0,
+            huge: false,
         }
     }
 }
@@ -521,6 +528,10 @@ fn run_round(
         })?;
     let ps = psize as usize;
     let slot_off = |slot: usize| (slot * ps / SLOTS) & !7;
+    if spec.huge {
+        map.madvise(libc::MADV_HUGEPAGE)
+            .map_err(WorkloadError::Madvise)?;
+    }
 
     let t0 = Instant::now();
     let mut touched = 0u64;
@@ -579,12 +590,8 @@ fn run_round(
     }
 
     if spec.thp {
-        // SAFETY: the range is our own mapping.
-        for m in &map.maps {
-            if unsafe { libc::madvise(m.ptr.cast(), m.usable, libc::MADV_HUGEPAGE) } != 0 {
-                return Err(WorkloadError::Pageout(io::Error::last_os_error()));
-            }
-        }
+        map.madvise(libc::MADV_HUGEPAGE)
+            .map_err(WorkloadError::Madvise)?;
     }
     for _ in 0..spec.moves {
         map.move_all().map_err(WorkloadError::Mremap)?;

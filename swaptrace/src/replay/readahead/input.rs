@@ -361,17 +361,9 @@ impl InputBuilder {
                 how,
                 ..
             } if mm != 0 => {
-                // nr 0 as 1; the folio's last entry must be plausible too.
+                // nr 0 as 1.
                 let nr = nr.max(1);
-                let last = entry.offset.checked_add(nr as u64 - 1);
-                let fits = last.is_some_and(|offset| {
-                    SwapEntry {
-                        dev: entry.dev,
-                        offset,
-                    }
-                    .plausible()
-                });
-                if nr > MAX_FOLIO_PAGES || !fits {
+                if !entry.folio_fits(nr) {
                     self.bad_records += 1;
                     return;
                 }
@@ -466,16 +458,24 @@ impl InputBuilder {
             Record::Isolated { ts, entry } if entry.plausible() => {
                 out.push(Event::Isolated { ts, entry });
             }
-            Record::OutFreed { ts, entry } if self.out_freed && entry.plausible() => {
-                let own = self
-                    .stored
-                    .remove(&entry)
-                    .is_some_and(|at| ts.abs_diff(at) < OWN_FREE_NS);
-                out.push(if own {
-                    Event::Paid { ts }
-                } else {
-                    Event::Freed { ts, entry }
-                });
+            Record::OutFreed { ts, entry, nr } if self.out_freed => {
+                // A large folio freed whole frees every page's entry.
+                let nr = nr.max(1);
+                if !entry.folio_fits(nr) {
+                    self.bad_records += 1;
+                    return;
+                }
+                for entry in entry.folio(nr as u64) {
+                    let own = self
+                        .stored
+                        .remove(&entry)
+                        .is_some_and(|at| ts.abs_diff(at) < OWN_FREE_NS);
+                    out.push(if own {
+                        Event::Paid { ts }
+                    } else {
+                        Event::Freed { ts, entry }
+                    });
+                }
             }
             Record::ZswapWriteback {
                 ts,

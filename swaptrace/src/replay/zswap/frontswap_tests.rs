@@ -14,6 +14,7 @@ fn freed(ts: u64, offset: u64) -> Record {
     Record::OutFreed {
         ts,
         entry: e(offset),
+        nr: 1,
     }
 }
 

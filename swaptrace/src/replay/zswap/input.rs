@@ -508,12 +508,12 @@ impl EventBuilder {
                 self.others = (self.others.0.min(*ts), self.others.1.max(*ts));
             }
             Record::Lost { count, .. } => live.lost += count,
-            Record::OutFreed { ts, entry } if self.frees && entry.plausible() => {
-                let ev = ZswapEvent::Freed {
-                    ts: *ts,
-                    entry: *entry,
-                };
-                emit(&mut self.events, out, ev);
+            Record::OutFreed { ts, entry, nr } if self.frees && entry.folio_fits(*nr) => {
+                // A large folio freed whole frees every page's entry.
+                for entry in entry.folio(u64::from((*nr).max(1))) {
+                    let ev = ZswapEvent::Freed { ts: *ts, entry };
+                    emit(&mut self.events, out, ev);
+                }
             }
             Record::Unmapped { mm, start, end, .. } => {
                 if let Some(v) = &mut self.vma {

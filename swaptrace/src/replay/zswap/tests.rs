@@ -608,6 +608,7 @@ fn a_page_read_from_disk_is_read_again_only_once_the_kernel_freed_it() {
     let freed = |ts: u64, offset: u64| Record::OutFreed {
         ts,
         entry: e(offset),
+        nr: 1,
     };
     let recs = |free_21: bool| {
         let mut v = vec![

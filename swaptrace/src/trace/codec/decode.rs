@@ -421,6 +421,15 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 dev: narrow::<u8>(c.var()?, "bad swap type")?,
                 offset: c.delta(&mut st.freed_off)?,
             },
+            nr: 1,
+        },
+        K_OUT_FREED_FOLIO => Record::OutFreed {
+            ts: c.delta(&mut st.folio_ts)?,
+            entry: SwapEntry {
+                dev: narrow::<u8>(c.var()?, "bad swap type")?,
+                offset: c.delta(&mut st.folio_off)?,
+            },
+            nr: c.u32()?,
         },
         K_MOVED => {
             // ts, mm, from, to, length: both ranges must fit below 2^64.

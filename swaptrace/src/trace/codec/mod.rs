@@ -27,6 +27,8 @@ const K_OUT_FREED: u8 = 19;
 const K_UNMAPPED: u8 = 20;
 const K_ISOLATED: u8 = 21;
 const K_MOVED: u8 = 22;
+/// An `out_freed` of a large folio freed whole, with its page count.
+const K_OUT_FREED_FOLIO: u8 = 23;
 
 const PAGE_SHIFT: u32 = 12;
 
@@ -44,6 +46,8 @@ pub struct DeltaState {
     iso_ts: u64,
     iso_off: u64,
     moved_ts: u64,
+    folio_ts: u64,
+    folio_off: u64,
 }
 
 fn put(buf: &mut Vec<u8>, mut v: u64) {
@@ -351,7 +355,15 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
                 K_UNMAPPED
             }
         }
-        Record::OutFreed { ts, entry } => {
+        Record::OutFreed { ts, entry, nr } if *nr > 1 => {
+            // Chains of its own: a reader older than it skips it.
+            put_delta(&mut b, &mut st.folio_ts, *ts);
+            put(&mut b, entry.dev as u64);
+            put_delta(&mut b, &mut st.folio_off, entry.offset);
+            put(&mut b, *nr as u64);
+            K_OUT_FREED_FOLIO
+        }
+        Record::OutFreed { ts, entry, .. } => {
             put_delta(&mut b, &mut st.ts, *ts);
             put(&mut b, entry.dev as u64);
             put_delta(&mut b, &mut st.freed_off, entry.offset);

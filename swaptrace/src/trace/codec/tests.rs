@@ -273,14 +273,16 @@ fn zap_swap_ents_round_trip_at_the_extremes() {
 /// decodes of the rest must be what was written (their Δ chains are
 /// their own). Dropping their bytes from the chunk is what it sees.
 #[test]
-/// Isolated and moved records have delta chains of their own: a reader
-/// that skips them (older than they are) decodes the rest alike.
+/// Isolated, moved and large-folio out_freed records have delta chains of
+/// their own: a reader that skips them (older than they are) decodes the
+/// rest alike.
 fn a_reader_that_skips_newer_kinds_decodes_the_rest() {
     let e = |offset| SwapEntry { dev: 0, offset };
     let recs = [
         Record::OutFreed {
             ts: 100,
             entry: e(5),
+            nr: 1,
         },
         Record::Isolated {
             ts: 150,
@@ -289,10 +291,17 @@ fn a_reader_that_skips_newer_kinds_decodes_the_rest() {
         Record::OutFreed {
             ts: 160,
             entry: e(7),
+            nr: 1,
         },
         Record::Isolated {
             ts: 170,
             entry: e(3),
+        },
+        // A large folio freed whole.
+        Record::OutFreed {
+            ts: 162,
+            entry: e(512),
+            nr: 512,
         },
         Record::Moved {
             ts: 165,
@@ -303,7 +312,12 @@ fn a_reader_that_skips_newer_kinds_decodes_the_rest() {
         },
         zap(Some(4)),
     ];
-    let newer = |r: &Record| matches!(r, Record::Isolated { .. } | Record::Moved { .. });
+    let newer = |r: &Record| {
+        matches!(
+            r,
+            Record::Isolated { .. } | Record::Moved { .. } | Record::OutFreed { nr: 2.., .. }
+        )
+    };
     let (mut all, mut older) = (Vec::new(), Vec::new());
     let (mut st, mut skipping) = (DeltaState::default(), DeltaState::default());
     for r in &recs {

@@ -67,6 +67,7 @@ fn freed(ts: u64, offset: u64) -> Record {
     Record::OutFreed {
         ts,
         entry: SwapEntry { dev: 0, offset },
+        nr: 1,
     }
 }
 
@@ -655,4 +656,36 @@ fn a_read_fault_whose_slot_the_kernel_freed_is_counted_once() {
     }
     // Without the frees recorded the model keeps its own LRU: the same.
     assert_eq!(replay_of(&records, false, "none").slots_freed_at_read, 2);
+}
+
+/// A large folio written whole and freed whole (`mm_page_free` of its
+/// order): every page's entry leaves the swap cache, so readahead reads
+/// them again. Freed as its head page only (older traces), the others
+/// stay cached and readahead passes over them.
+#[test]
+fn a_large_folio_freed_whole_frees_every_page() {
+    let run = |nr: u32| {
+        let mut records = on_disk(0);
+        records.push(Record::SwapOut {
+            ts: 1,
+            tid: 1,
+            mm: 1,
+            vaddr: 0x1000 << 12,
+            entry: SwapEntry { dev: 0, offset: 0 },
+            nr: 4,
+            how: OutKind::Io,
+        });
+        records.push(Record::OutFreed {
+            ts: 2,
+            entry: SwapEntry { dev: 0, offset: 0 },
+            nr,
+        });
+        records.push(fault(3, 0x1000, 0, 4));
+        let m = replay_of(&records, true, "fixed:4");
+        (m.pswpin, m.swap_ra)
+    };
+    assert_eq!(run(4), (4, 3));
+    assert_eq!(run(1), (1, 0));
+    // A count no kernel makes is skipped as a bad record: nothing freed.
+    assert_eq!(run(1 << 20), (1, 0));
 }

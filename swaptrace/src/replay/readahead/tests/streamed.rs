@@ -55,6 +55,7 @@ fn records() -> Vec<Record> {
                     dev,
                     offset: 1 + i % (pages / 2),
                 },
+                nr: 1,
             });
         }
     }
@@ -96,6 +97,7 @@ fn records() -> Vec<Record> {
                     dev: 0,
                     offset: 1 + i,
                 },
+                nr: 1,
             });
         }
         if k == 100 {
