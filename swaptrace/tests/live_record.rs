@@ -232,16 +232,7 @@ fn shared_memory_swap_is_reported_as_unrecorded() {
     assert!(note.contains("shared memory"), "{note}");
     // The trace file says the same, and so does a replay of it.
     let t = read_trace(&out).unwrap();
-    let rr = swaptrace::replay::readahead::run(
-        &t,
-        &swaptrace::replay::ReplayRequest {
-            policies: Some("cluster"),
-            params: &[],
-            memory_pages: None,
-            device: None,
-        },
-    )
-    .unwrap();
+    let rr = replayed(&t, "cluster");
     assert_eq!(rr.coverage, Some(c));
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -253,28 +244,18 @@ fn shared_memory_swap_is_reported_as_unrecorded() {
 #[test]
 #[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn swap_more_than_half_full_frees_read_faults_slots() {
-    let _lock = live("swap_more_than_half_full_frees_read_faults_slots");
-    let dir = scratch();
-    let out = dir.join("full.swt");
     let spec = WorkloadSpec {
         size_bytes: 700 << 20,
         seed: 9,
         ..WorkloadSpec::default()
     };
-    let (r, swap, cg) = record_in_cgroup(&dir, out.clone(), &spec, None);
-    drop((swap, cg));
-    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+    let (_lock, dir, out, _) = recorded(
+        "swap_more_than_half_full_frees_read_faults_slots",
+        "full.swt",
+        &spec,
+    );
     let t = read_trace(&out).unwrap();
-    let rr = swaptrace::replay::readahead::run(
-        &t,
-        &swaptrace::replay::ReplayRequest {
-            policies: Some("cluster,vma"),
-            params: &[],
-            memory_pages: None,
-            device: None,
-        },
-    )
-    .unwrap();
+    let rr = replayed(&t, "cluster,vma");
     for m in &rr.results {
         eprintln!(
             "{}: {} faults, {} slots freed at the read",
@@ -366,16 +347,7 @@ fn faults_on_memory_mremap_moved_join_their_swap_outs() {
         .filter(|r| matches!(r, Record::Moved { .. }));
     assert_eq!(moved.count(), 3, "one record per mremap()");
     let policy = swaptrace::replay::kernel_policy(&t.header);
-    let rr = swaptrace::replay::readahead::run(
-        &t,
-        &swaptrace::replay::ReplayRequest {
-            policies: Some(policy),
-            params: &[],
-            memory_pages: None,
-            device: None,
-        },
-    )
-    .unwrap();
+    let rr = replayed(&t, policy);
     let k = swaptrace::report::kernel_counts(&t).expect("vmstat in the trace");
     for (counter, model, kernel, pct) in swaptrace::report::fidelity(&rr.results[0], &k) {
         eprintln!("{policy} {counter}: replayed {model}, kernel {kernel}");
@@ -385,30 +357,52 @@ fn faults_on_memory_mremap_moved_join_their_swap_outs() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Under the live-test lock, `spec` with 256 MiB recorded to `file` as
-/// [`record_in_cgroup`] does, swap and cgroup gone again, the workload
-/// succeeded: the lock, the scratch directory, the trace, the recording.
-fn recorded_256m(
-    test: &str,
-    file: &str,
-    spec: WorkloadSpec,
-) -> (
+/// The live-test lock, the scratch directory, the trace and the recording.
+type Recording = (
     std::sync::MutexGuard<'static, ()>,
     PathBuf,
     PathBuf,
     swaptrace::record::Recorded,
-) {
+);
+
+/// Under the live-test lock, `spec` recorded to `file` as
+/// [`record_in_cgroup`] does, swap and cgroup gone again, the workload
+/// succeeded.
+fn recorded(test: &str, file: &str, spec: &WorkloadSpec) -> Recording {
     let lock = live(test);
     let dir = scratch();
     let out = dir.join(file);
+    let (r, swap, cg) = record_in_cgroup(&dir, out.clone(), spec, None);
+    drop((swap, cg));
+    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+    (lock, dir, out, r)
+}
+
+/// [`recorded`] with 256 MiB of `spec`.
+fn recorded_256m(test: &str, file: &str, spec: WorkloadSpec) -> Recording {
     let spec = WorkloadSpec {
         size_bytes: 256 << 20,
         ..spec
     };
-    let (r, swap, cg) = record_in_cgroup(&dir, out.clone(), &spec, None);
-    drop((swap, cg));
-    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
-    (lock, dir, out, r)
+    recorded(test, file, &spec)
+}
+
+/// `t` replayed through the readahead `policies`, with the memory and
+/// device the recording tells.
+fn replayed(
+    t: &swaptrace::trace::Loaded,
+    policies: &str,
+) -> swaptrace::replay::readahead::ReadaheadReplay {
+    swaptrace::replay::readahead::run(
+        t,
+        &swaptrace::replay::ReplayRequest {
+            policies: Some(policies),
+            params: &[],
+            memory_pages: None,
+            device: None,
+        },
+    )
+    .unwrap()
 }
 
 /// Records `spec` run in a 128 MiB memory cgroup over a 1 GiB swap file
