@@ -7,7 +7,9 @@
 //! as a single trace's prediction and the cluster run's own counters move
 //! between runs), and with the
 //! swap-out order set by MADV_PAGEOUT and no pressure on read-back
-//! (deterministic: both asserted).
+//! (both asserted, on a pair of runs whose slots the allocator laid out
+//! at the same alignment: it starts at offset 1 or at an aligned cluster,
+//! which moves cluster readahead's aligned windows).
 #![cfg(feature = "live")]
 
 use std::path::{Path, PathBuf};
@@ -15,7 +17,7 @@ use swaptrace::lab::{self, Knob};
 use swaptrace::record::{run_demo, DemoOptions};
 use swaptrace::replay::{kernel_policy, policy_by_name, replay, ReplayInput};
 use swaptrace::report::{fidelity, kernel_counts, KernelCounts};
-use swaptrace::trace::read_trace;
+use swaptrace::trace::{read_trace, Record};
 use swaptrace::workload::{Pattern, WorkloadSpec};
 
 const EXE: &str = env!("CARGO_BIN_EXE_swaptrace");
@@ -81,6 +83,36 @@ fn record(dir: &Path, name: &str, vma_ra: bool, setup: Setup) -> PathBuf {
     .expect("recording");
     assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
     out
+}
+
+/// The layout's phase against cluster readahead's aligned windows: the
+/// most common (slot offset - page) mod 2^page-cluster of the swap-outs,
+/// pages counted from their VMA's start (the workload's blocks are).
+fn phase(trace: &Path) -> u64 {
+    let t = read_trace(trace).unwrap();
+    let n = 1u64 << t.header.readahead.page_cluster.unwrap_or(3);
+    let vmas: Vec<(u32, u64, u64)> = t
+        .records
+        .iter()
+        .filter_map(|r| match *r {
+            Record::Vma { mm, start, end, .. } => Some((mm, start, end)),
+            _ => None,
+        })
+        .collect();
+    let mut count = vec![0u64; n as usize];
+    for r in &t.records {
+        if let Record::SwapOut {
+            mm, vaddr, entry, ..
+        } = *r
+        {
+            let start = vmas
+                .iter()
+                .find(|v| v.0 == mm && (v.1..v.2).contains(&vaddr))
+                .map_or(0, |v| v.1);
+            count[(entry.offset.wrapping_sub((vaddr - start) >> 12) % n) as usize] += 1;
+        }
+    }
+    (0..n).max_by_key(|&p| count[p as usize]).unwrap_or(0)
 }
 
 fn replayed(trace: &Path, policy: &str) -> (swaptrace::replay::Metrics, KernelCounts, String) {
@@ -175,9 +207,17 @@ fn experiment(
     let mut bad = Vec::new();
     let mut traces = [Vec::new(), Vec::new()];
     let mut counts = [Vec::new(), Vec::new()];
-    for i in 0..runs {
+    let mut i = 0;
+    let mut attempts = 0;
+    while i < runs {
+        let mut pair = Vec::new();
         for (j, policy) in ["vma", "cluster"].into_iter().enumerate() {
-            let trace = record(dir, &format!("{policy}-{tag}-{i}.swt"), j == 0, setup);
+            let trace = record(
+                dir,
+                &format!("{policy}-{tag}-{attempts}.swt"),
+                j == 0,
+                setup,
+            );
             // Fidelity: the policy the kernel ran, on its own trace.
             let (m, k, kp) = replayed(&trace, policy);
             assert_eq!(kp, policy);
@@ -187,9 +227,30 @@ fn experiment(
                 &k,
                 |_| FIDELITY_PCT,
             ));
+            pair.push((trace, k));
+        }
+        attempts += 1;
+        if let Setup::Pageout = setup {
+            // MADV_PAGEOUT writes each 16-page block to consecutive slots,
+            // but where the allocator starts (offset 1 of the header's
+            // cluster, or an aligned free cluster) is its own choice, and
+            // cluster readahead's aligned windows depend on it.
+            let phases = [phase(&pair[0].0), phase(&pair[1].0)];
+            eprintln!("{tag}: slot phase of the vma and cluster runs: {phases:?}");
+            if phases[0] != phases[1] {
+                assert!(
+                    attempts < 3,
+                    "{tag}: the allocator laid the two runs out differently {attempts} times"
+                );
+                eprintln!("{tag}: the runs' layouts differ: a prediction cannot match; recording both again");
+                continue;
+            }
+        }
+        for (j, (trace, k)) in pair.into_iter().enumerate() {
             traces[j].push(trace);
             counts[j].push(k);
         }
+        i += 1;
     }
     // The two runs differ, or there is nothing to predict.
     assert_ne!(counts[0][0].pgmajfault, counts[1][0].pgmajfault);
