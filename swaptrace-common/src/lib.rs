@@ -363,6 +363,13 @@ pub mod exact2 {
     pub const BOUNDS: u8 = 1 << 1;
 }
 
+/// The largest folio order the kernel swaps out whole: a PMD folio of
+/// 64 KiB pages (arm64), 2^13 pages.
+pub const MAX_FOLIO_ORDER: u32 = 13;
+/// The most pages a swap-out or free may hold: beyond it a record cannot
+/// come from a kernel.
+pub const MAX_FOLIO_PAGES: u32 = 1 << MAX_FOLIO_ORDER;
+
 /// Largest batch of `swapcache_free_entries` (SWAP_BATCH); ranges ([`exact::RANGE`]) are not bounded by it.
 pub const FREE_BATCH_MAX: usize = 64;
 

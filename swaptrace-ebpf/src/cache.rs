@@ -10,7 +10,7 @@ use aya_ebpf::{
     maps::{Array, LruHashMap},
     programs::{FEntryContext, ProbeContext, RawTracePointContext},
 };
-use swaptrace_common::kind;
+use swaptrace_common::{kind, MAX_FOLIO_ORDER};
 
 use crate::konst::*;
 use crate::swap::{emit, event, g, read_u64, selected, traced_fault_start};
@@ -134,7 +134,11 @@ pub fn mm_page_free / mm_page_free_2 (ctx: RawTracePointContext) -> i32 {
     ev.entry = w.entry;
     // A large folio freed whole: its pages' entries follow the head's.
     let order = ctx.arg::<u64>(1) & 0xffff_ffff;
-    ev.nr = if order < 14 { 1 << order } else { 1 };
+    ev.nr = if order <= MAX_FOLIO_ORDER as u64 {
+        1 << order
+    } else {
+        1
+    };
     emit(ev);
     0
 }

@@ -75,7 +75,7 @@ pub fn page_size_ok(page_size: u64) -> bool {
 /// The most pages a swap-out record may hold: a PMD folio of 64 KiB pages
 /// (arm64), the largest folio the kernel swaps out whole. A record beyond
 /// it cannot come from a kernel and is not replayed.
-pub const MAX_FOLIO_PAGES: u32 = 1 << 13;
+pub use swaptrace_common::MAX_FOLIO_PAGES;
 
 impl SwapEntry {
     /// Offsets fit in `swp_entry_t` below its type bits (`SWP_TYPE_SHIFT`).
