@@ -95,6 +95,13 @@ pub fn run(a: Args) -> Result<()> {
                     print!("{}", journal::restored_text(r));
                 }
             }
+            if owner.is_none() {
+                for (pid, n) in journal::running_owners()? {
+                    eprintln!(
+                        "swaptrace lab: pid {pid} is running and has {n} change(s) not undone; left alone (`lab restore --owner {pid}` undoes them)"
+                    );
+                }
+            }
             if done.iter().any(|r| !r.removed) {
                 bail!("some changes could not be undone; they stay in the journal");
             }

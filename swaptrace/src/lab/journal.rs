@@ -330,24 +330,33 @@ pub fn restore_owner(owner: u32) -> Result<Vec<Restored>> {
     restore_in(Path::new(JOURNAL_DIR), Some(owner))
 }
 
-/// Dead owners' journals in `dir`, or `only`'s alive or not.
-fn restore_in(dir: &Path, only: Option<u32>) -> Result<Vec<Restored>> {
+/// The journals in `dir`: (owner pid, path).
+fn journals(dir: &Path) -> Result<Vec<(u32, PathBuf)>> {
     let rd = match fs::read_dir(dir) {
         Ok(rd) => rd,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(io_err(format!("reading {}", dir.display()))(e)),
     };
+    let mut out: Vec<(u32, PathBuf)> = rd
+        .flatten()
+        .filter_map(|ent| {
+            let path = ent.path();
+            let owner = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".journal"))
+                .and_then(|n| n.parse::<u32>().ok())?;
+            Some((owner, path))
+        })
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
+/// Dead owners' journals in `dir`, or `only`'s alive or not.
+fn restore_in(dir: &Path, only: Option<u32>) -> Result<Vec<Restored>> {
     let mut out = Vec::new();
-    for ent in rd.flatten() {
-        let path = ent.path();
-        let Some(owner) = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.strip_suffix(".journal"))
-            .and_then(|n| n.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for (owner, path) in journals(dir)? {
         if only.is_some_and(|o| o != owner) {
             continue;
         }
@@ -355,7 +364,26 @@ fn restore_in(dir: &Path, only: Option<u32>) -> Result<Vec<Restored>> {
             out.push(r);
         }
     }
-    out.sort_by_key(|r| r.owner);
+    Ok(out)
+}
+
+/// Owners still running whose journals list changes not undone, with
+/// how many: what `lab restore` without `--owner` leaves alone.
+pub fn running_owners() -> Result<Vec<(u32, usize)>> {
+    running_in(Path::new(JOURNAL_DIR))
+}
+
+fn running_in(dir: &Path) -> Result<Vec<(u32, usize)>> {
+    let mut out = Vec::new();
+    for (owner, path) in journals(dir)? {
+        let Some(j) = Locked::open(&path, false)? else {
+            continue;
+        };
+        let todo = outstanding(&j.lines());
+        if todo.iter().any(|(_, start, _)| alive(owner, *start)) {
+            out.push((owner, todo.len()));
+        }
+    }
     Ok(out)
 }
 
@@ -515,11 +543,13 @@ mod tests {
         .unwrap();
         let jpath = jdir.join(format!("{pid}.journal"));
         assert!(jpath.exists());
-        // The owner runs: nothing is touched.
+        // The owner runs: nothing is touched, and it is named.
         assert!(restore_in(&jdir, None).unwrap().is_empty());
         assert_eq!(fs::read_to_string(&knob).unwrap(), "7\n");
+        assert_eq!(running_in(&jdir).unwrap(), [(pid, 1)]);
         owner.kill().unwrap();
         owner.wait().unwrap();
+        assert!(running_in(&jdir).unwrap().is_empty());
         let r = restore_in(&jdir, None).unwrap();
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].owner, pid);
