@@ -15,7 +15,7 @@ pub struct Args {
     /// Live runs per shape and policy.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     runs: u32,
-    /// The shapes to run (default: all): shuffled, procs, zero, random, vmas, fork, remap, moved.
+    /// The shapes to run (default: all): shuffled, procs, zero, random, vmas, fork, remap, moved, huge.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
     /// Scale every shape's memory (and its cgroup limit) by this factor.
@@ -444,5 +444,31 @@ fn check_bounds(s: &[ShapeSummary], own: Option<f64>, cross: Option<f64>) -> Res
         Ok(())
     } else {
         bail!("beyond the bounds asked for:\n  {}", bad.join("\n  "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    #[test]
+    fn the_help_names_every_shape() {
+        let cmd = Cli::command();
+        let help = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "shapes")
+            .and_then(|a| a.get_help())
+            .map(|h| h.to_string())
+            .unwrap_or_default();
+        for s in SHAPES {
+            assert!(help.contains(s), "--shapes help lacks {s}: {help}");
+        }
     }
 }
