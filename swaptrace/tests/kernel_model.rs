@@ -21,12 +21,15 @@
 //! - `swap_read_folio()`: zero-filled (SWPIN_ZERO), zswap (ZSWPIN) or the
 //!   device (PSWPIN);
 //! - `should_try_to_free_swap()`: a write fault on an exclusive folio frees
-//!   the slot, a read fault keeps it (the folio stays in the swap cache).
+//!   the slot, a read fault keeps it (the folio stays in the swap cache);
+//! - a SWP_SYNCHRONOUS_IO device (zram): a fault on an entry of swap count
+//!   1 reads its page alone, past the swap cache, and frees the slot.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::process::Command;
 
+use swaptrace::lab::SwapDevice;
 use swaptrace::trace::{
     Footer, Header, OutKind, Readahead, Record, SwapEntry, TraceWriter, FORMAT_VERSION,
 };
@@ -88,6 +91,8 @@ struct Counters {
 struct Kernel {
     policy: Policy,
     page_cluster: u32,
+    /// The device is SWP_SYNCHRONOUS_IO (zram).
+    synchronous: bool,
     /// VMA start page -> (end page, swap_readahead_info).
     vmas: BTreeMap<u64, (u64, u64)>,
     ptes: HashMap<u64, Pte>,
@@ -133,10 +138,11 @@ fn ra_hits(v: u64) -> u32 {
 }
 
 impl Kernel {
-    fn new(policy: Policy, page_cluster: u32, vmas: &[(u64, u64)]) -> Kernel {
+    fn new(policy: Policy, page_cluster: u32, synchronous: bool, vmas: &[(u64, u64)]) -> Kernel {
         let mut k = Kernel {
             policy,
             page_cluster,
+            synchronous,
             vmas: BTreeMap::new(),
             ptes: HashMap::new(),
             slots: HashMap::new(),
@@ -282,14 +288,25 @@ impl Kernel {
         );
     }
 
-    /// `do_swap_page()`: returns (major, hit on a readahead page).
-    fn fault(&mut self, page: u64, write: bool) -> (bool, bool) {
+    /// `do_swap_page()`: returns (major, hit on a readahead page, the slot
+    /// kept).
+    fn fault(&mut self, page: u64, write: bool) -> (bool, bool, bool) {
         let Some(Pte::Swap(offset)) = self.ptes.get(&page).copied() else {
             panic!("fault on a present page")
         };
         let vma = self.vma_of(page);
         let vma_ra = self.policy == Policy::Vma;
         let cached = self.slots[&offset].cached;
+        if !cached && self.synchronous {
+            // SWP_SYNCHRONOUS_IO and __swap_count() == 1 (one address
+            // space, no fork): the page alone, past the swap cache; the
+            // slot goes with the PTE's swap entry.
+            self.c.pgmajfault += 1;
+            self.read(offset);
+            self.slots.remove(&offset);
+            self.ptes.insert(page, Pte::Present);
+            return (true, false, false);
+        }
         let (major, ra_hit) = if cached {
             let s = self.slots.get_mut(&offset).expect("slot");
             let readahead = std::mem::take(&mut s.readahead);
@@ -321,7 +338,7 @@ impl Kernel {
         if write {
             self.slots.remove(&offset);
         }
-        (major, ra_hit)
+        (major, ra_hit, !write)
     }
 }
 
@@ -334,6 +351,7 @@ fn recorded(
     page_cluster: u32,
     seed: u64,
     lookups: bool,
+    synchronous: bool,
 ) -> (Vec<Record>, Counters) {
     let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     let mut vmas = Vec::new();
@@ -347,7 +365,7 @@ fn recorded(
         vmas.push((at, at + len));
         at += len + next(&mut x) % 3 * (1 + next(&mut x) % 600);
     }
-    let mut k = Kernel::new(policy, page_cluster, &vmas);
+    let mut k = Kernel::new(policy, page_cluster, synchronous, &vmas);
     let pages: Vec<u64> = vmas.iter().flat_map(|&(s, e)| s..e).collect();
     let mut recs = vec![
         Record::Task {
@@ -443,8 +461,8 @@ fn recorded(
             };
             let write = next(&mut x).is_multiple_of(3);
             let before = k.c.clone();
-            let (major, ra_hit) = k.fault(p, write);
-            if !write {
+            let (major, ra_hit, keeps) = k.fault(p, write);
+            if keeps {
                 kept.insert(p, offset);
             }
             last_fault = p;
@@ -477,8 +495,22 @@ fn recorded(
     (recs, k.c)
 }
 
-fn header(policy: Policy, page_cluster: u32) -> Header {
+fn header(policy: Policy, page_cluster: u32, synchronous: bool) -> Header {
     Header {
+        swap_devices: vec![SwapDevice {
+            path: if synchronous {
+                "/dev/zram0"
+            } else {
+                "/dev/loop0"
+            }
+            .into(),
+            kind: "partition".into(),
+            size_kib: 1 << 20,
+            used_kib: 0,
+            priority: -2,
+            rotational: Some(false),
+            synchronous: Some(synchronous),
+        }],
         format_version: FORMAT_VERSION,
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         kernel_release: "6.12.0-model".into(),
@@ -522,17 +554,18 @@ fn replayed(path: &Path, policy: Policy) -> Counters {
 
 /// Every page-cluster of each policy on `seeds` random traces: the
 /// replay's counters equal the model's. Failures are listed together.
-fn agree(policy: Policy, seeds: std::ops::Range<u64>, lookups: bool) {
+fn agree(policy: Policy, seeds: std::ops::Range<u64>, lookups: bool, synchronous: bool) {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut wrong = Vec::new();
     let mut faults = 0;
     for seed in seeds {
         for pc in 0..=6 {
-            let (recs, want) = recorded(policy, pc, seed, lookups);
+            let (recs, want) = recorded(policy, pc, seed, lookups, synchronous);
             let path = dir
                 .path()
                 .join(format!("{}-{seed}-{pc}.swt", policy.name()));
-            let mut w = TraceWriter::create(&path, &header(policy, pc)).expect("create");
+            let mut w =
+                TraceWriter::create(&path, &header(policy, pc, synchronous)).expect("create");
             for r in &recs {
                 w.push(r).expect("push");
             }
@@ -560,16 +593,22 @@ fn agree(policy: Policy, seeds: std::ops::Range<u64>, lookups: bool) {
 
 #[test]
 fn cluster_replays_as_the_kernel_model() {
-    agree(Policy::Cluster, 0..6, false);
+    agree(Policy::Cluster, 0..6, false, false);
 }
 
 #[test]
 fn vma_replays_as_the_kernel_model() {
-    agree(Policy::Vma, 0..6, false);
+    agree(Policy::Vma, 0..6, false, false);
 }
 
 #[test]
 fn replays_as_the_kernel_model_with_cache_lookups() {
-    agree(Policy::Cluster, 100..103, true);
-    agree(Policy::Vma, 100..103, true);
+    agree(Policy::Cluster, 100..103, true, false);
+    agree(Policy::Vma, 100..103, true, false);
+}
+
+#[test]
+fn replays_as_the_kernel_model_on_a_synchronous_device() {
+    agree(Policy::Cluster, 200..203, false, true);
+    agree(Policy::Vma, 200..203, true, true);
 }

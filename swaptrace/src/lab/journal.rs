@@ -38,6 +38,8 @@ pub enum Change {
     Knob { path: PathBuf, old: String },
     /// A process started: killed if it still runs (same start time).
     Child { pid: u32, start_time: u64 },
+    /// A zram device added (`hot_add`): removed.
+    Zram { id: u32 },
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -462,6 +464,7 @@ fn undo(c: &Change) -> Result<String> {
         Change::Swapon { path } => super::swap::swapoff_path(path),
         Change::Loop { file } => super::swap::detach_loops_of(file),
         Change::SwapFile { path } => super::swap::remove_swap_file(path),
+        Change::Zram { id } => super::swap::remove_zram(*id),
     }
 }
 
@@ -497,6 +500,7 @@ pub fn restored_text(r: &Restored) -> String {
             Change::Cgroup { path } => format!("cgroup {}", path.display()),
             Change::Knob { path, old } => format!("knob {} = {old:?}", path.display()),
             Change::Child { pid, .. } => format!("process {pid}"),
+            Change::Zram { id } => format!("zram device /dev/zram{id}"),
         };
         s.push_str(&format!(
             "  {:<4} {what}: {}\n",

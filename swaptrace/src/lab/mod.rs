@@ -141,7 +141,7 @@ fn read_file(path: &Path) -> Result<String> {
 pub mod journal;
 mod swap;
 
-pub use swap::{loops_of, parse_proc_swaps, swap_devices, SwapDevice, SwapFile};
+pub use swap::{loops_of, parse_proc_swaps, swap_devices, SwapDevice, SwapFile, Zram};
 
 // ---------------------------------------------------------------- knobs
 

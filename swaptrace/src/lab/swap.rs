@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::journal::{self, Change, Entry};
-use super::{io_err, read_file, require_root, run_tool, Knob, LabError, Result};
+use super::{io_err, read_file, require_root, run_tool, write_file, Knob, LabError, Result};
 
 /// Prefix of every swap file the lab makes; restore deletes only such files.
 const SWAP_PREFIX: &str = "swaptrace-swap-";
@@ -177,15 +177,7 @@ impl SwapFile {
     }
 
     fn swapon(&mut self, target: &Path, priority: Option<i32>) -> Result<()> {
-        let flags = match priority {
-            None => 0,
-            Some(p) if (0..=SWAP_FLAG_PRIO_MASK).contains(&p) => SWAP_FLAG_PREFER | p,
-            Some(p) => {
-                return Err(LabError::Unsupported(format!(
-                    "swap priority {p} (0 to {SWAP_FLAG_PRIO_MASK})"
-                )))
-            }
-        };
+        let flags = swap_flags(priority)?;
         let shown = self.path().to_path_buf();
         self.j_swapon = journal::begin(Change::Swapon { path: shown })?;
         let c = cstring(target)?;
@@ -323,6 +315,110 @@ pub(super) fn swapoff_path(path: &Path) -> Result<String> {
     Ok("swapoff".into())
 }
 
+const ZRAM_CONTROL: &str = "/sys/class/zram-control";
+
+/// Swap on a new zram device (compressed RAM; SWP_SYNCHRONOUS_IO) while
+/// the guard lives. Drop: swapoff, then the device removed
+/// (`hot_remove`). Both are journaled: the device right after
+/// `hot_add` names it, the swapon before it is made.
+#[derive(Debug)]
+pub struct Zram {
+    id: u32,
+    path: PathBuf,
+    active: bool,
+    j_dev: Option<Entry>,
+    j_swapon: Option<Entry>,
+}
+
+impl Zram {
+    /// A zram device of `size_bytes` (uncompressed), swapped on at
+    /// `priority`.
+    pub fn swap_on(size_bytes: u64, priority: Option<i32>) -> Result<Zram> {
+        require_root()?;
+        let control = Path::new(ZRAM_CONTROL);
+        if !control.exists() {
+            return Err(LabError::Unsupported(
+                "no zram here (/sys/class/zram-control: modprobe zram)".into(),
+            ));
+        }
+        let id: u32 = read_file(&control.join("hot_add"))?
+            .trim()
+            .parse()
+            .map_err(|_| LabError::Parse {
+                what: "zram hot_add".into(),
+                detail: "not a device number".into(),
+            })?;
+        let mut z = Zram {
+            id,
+            path: PathBuf::from(format!("/dev/zram{id}")),
+            active: false,
+            j_dev: journal::begin(Change::Zram { id })?,
+            j_swapon: None,
+        };
+        write_file(
+            &Path::new("/sys/block")
+                .join(format!("zram{id}"))
+                .join("disksize"),
+            &size_bytes.to_string(),
+        )?;
+        run_tool("mkswap", &[z.path.as_os_str()])?;
+        let flags = swap_flags(priority)?;
+        z.j_swapon = journal::begin(Change::Swapon {
+            path: z.path.clone(),
+        })?;
+        let c = cstring(&z.path)?;
+        // SAFETY: valid NUL-terminated path.
+        if unsafe { libc::swapon(c.as_ptr(), flags) } != 0 {
+            return Err(io_err(format!("swapon {}", z.path.display()))(
+                io::Error::last_os_error(),
+            ));
+        }
+        z.active = true;
+        Ok(z)
+    }
+
+    /// `/dev/zramN`, as /proc/swaps lists it.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        if self.active {
+            match swapoff_path(&self.path) {
+                Ok(_) => journal::done(self.j_swapon.take()),
+                Err(e) => eprintln!("swaptrace lab: {e}"),
+            }
+        } else {
+            journal::done(self.j_swapon.take());
+        }
+        match remove_zram(self.id) {
+            Ok(_) => journal::done(self.j_dev.take()),
+            Err(e) => eprintln!("swaptrace lab: {e}"),
+        }
+    }
+}
+
+/// zram device `id` removed (`hot_remove`), if it is still there.
+pub(super) fn remove_zram(id: u32) -> Result<String> {
+    if !Path::new("/sys/block").join(format!("zram{id}")).exists() {
+        return Ok("already gone".into());
+    }
+    write_file(&Path::new(ZRAM_CONTROL).join("hot_remove"), &id.to_string())?;
+    Ok("removed".into())
+}
+
+fn swap_flags(priority: Option<i32>) -> Result<libc::c_int> {
+    match priority {
+        None => Ok(0),
+        Some(p) if (0..=SWAP_FLAG_PRIO_MASK).contains(&p) => Ok(SWAP_FLAG_PREFER | p),
+        Some(p) => Err(LabError::Unsupported(format!(
+            "swap priority {p} (0 to {SWAP_FLAG_PRIO_MASK})"
+        ))),
+    }
+}
+
 /// Loop devices whose backing file is `file` (/sys/block/loopN/loop/backing_file).
 pub fn loops_of(file: &Path) -> Vec<PathBuf> {
     let mut v = Vec::new();
@@ -442,6 +538,27 @@ fn rotational_of(dev: u64) -> Option<bool> {
     }
 }
 
+/// Whether a block device's driver marks it synchronous
+/// (BLK_FEAT_SYNCHRONOUS, which sysfs does not show): zram, brd (`ram`N)
+/// and pmem, by the whole disk's name; a partition is its disk's.
+fn synchronous_of(dev: u64) -> Option<bool> {
+    let dir = sys_block_dir(dev)?;
+    let disk = if dir.join("partition").exists() {
+        dir.parent()?.to_path_buf()
+    } else {
+        dir
+    };
+    Some(synchronous_name(&disk.file_name()?.to_string_lossy()))
+}
+
+pub(super) fn synchronous_name(disk: &str) -> bool {
+    let numbered = |prefix: &str| {
+        disk.strip_prefix(prefix)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    numbered("zram") || numbered("ram") || disk.starts_with("pmem")
+}
+
 /// One line of /proc/swaps.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SwapDevice {
@@ -453,6 +570,12 @@ pub struct SwapDevice {
     pub priority: i32,
     /// The block device's queue/rotational; for a file, its filesystem's device.
     pub rotational: Option<bool>,
+    /// A device whose reads complete synchronously (zram, brd, pmem: the
+    /// kernel's SWP_SYNCHRONOUS_IO): `do_swap_page()` reads a page not
+    /// shared by fork alone, without readahead or the swap cache. None
+    /// where unknown (older traces).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synchronous: Option<bool>,
 }
 
 /// Undo the kernel's octal escapes (`\040` for space) in /proc paths.
@@ -501,6 +624,7 @@ pub fn parse_proc_swaps(text: &str) -> Result<Vec<SwapDevice>> {
             used_kib: num(f[3])?,
             priority: f[4].parse().map_err(|_| bad(line))?,
             rotational: None,
+            synchronous: None,
         });
     }
     Ok(v)
@@ -510,13 +634,15 @@ pub fn parse_proc_swaps(text: &str) -> Result<Vec<SwapDevice>> {
 pub fn swap_devices() -> Result<Vec<SwapDevice>> {
     let mut v = parse_proc_swaps(&read_file(Path::new("/proc/swaps"))?)?;
     for d in &mut v {
-        d.rotational = fs::metadata(&d.path).ok().and_then(|md| {
+        let dev = fs::metadata(&d.path).ok().map(|md| {
             if d.kind == "file" {
-                rotational_of(md.dev())
+                md.dev()
             } else {
-                rotational_of(md.rdev())
+                md.rdev()
             }
         });
+        d.rotational = dev.and_then(rotational_of);
+        d.synchronous = dev.and_then(synchronous_of);
     }
     Ok(v)
 }

@@ -98,6 +98,7 @@ fn live_swap_in_memcg() {
     assert_eq!(f.priority, 10);
     let l = find(lo.path()).expect("loop swap listed");
     assert_eq!(l.rotational, Some(false));
+    assert_eq!(l.synchronous, Some(false));
     println!("file on {} , loop {}", swap.device_name(), lo.device_name());
 
     let cg = MemCgroup::create("swaptrace-test-", 64 << 20).unwrap();
@@ -152,4 +153,17 @@ fn live_swap_in_memcg() {
         .join("loop/backing_file")
         .exists());
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn synchronous_devices_by_disk_name() {
+    use super::swap::synchronous_name;
+    for d in ["zram0", "zram12", "ram0", "pmem0", "pmem1s"] {
+        assert!(synchronous_name(d), "{d}");
+    }
+    for d in [
+        "loop0", "sda", "nvme0n1", "vda", "ramdisk", "zram", "dm-0", "md0",
+    ] {
+        assert!(!synchronous_name(d), "{d}");
+    }
 }

@@ -173,7 +173,12 @@ fn knobs(a: &[&Loaded], b: &[&Loaded]) -> Vec<Knob> {
                             Some(false) => ", non-rotational",
                             None => "",
                         };
-                        format!("{} ({} MiB{rot})", d.path.display(), d.size_kib >> 10)
+                        let sync = if d.synchronous == Some(true) {
+                            ", synchronous"
+                        } else {
+                            ""
+                        };
+                        format!("{} ({} MiB{rot}{sync})", d.path.display(), d.size_kib >> 10)
                     })
                     .collect();
                 if v.is_empty() {

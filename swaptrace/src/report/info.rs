@@ -173,9 +173,14 @@ impl TraceInfo {
                 Some(false) => "non-rotational",
                 None => "rotational unknown",
             };
+            let sync = if d.synchronous == Some(true) {
+                ", synchronous: faults on unshared pages read them alone, past the swap cache"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 o,
-                "swap        {} ({}, {} MiB, prio {}, {rot})",
+                "swap        {} ({}, {} MiB, prio {}, {rot}{sync})",
                 d.path.display(),
                 d.kind,
                 d.size_kib / 1024,

@@ -473,6 +473,18 @@ impl Header {
             .unwrap_or_else(|| kernel_version(&self.kernel_release) >= (6, 18))
     }
 
+    /// Which swap types' devices read synchronously
+    /// ([`crate::lab::SwapDevice::synchronous`]), indexed by type: all of
+    /// them when every device listed is; else by /proc/swaps order, which
+    /// is the types' order while no type below a device was freed.
+    pub fn synchronous_types(&self) -> Vec<bool> {
+        let d = &self.swap_devices;
+        if !d.is_empty() && d.iter().all(|d| d.synchronous == Some(true)) {
+            return vec![true; 1 << 5];
+        }
+        d.iter().map(|d| d.synchronous == Some(true)).collect()
+    }
+
     /// Whether MGLRU's isolation cleared the readahead flag of the folios
     /// reclaim kept: [`Header::lru_gen_clears_readahead`], on a kernel
     /// that still clears it there ([`isolation_clears_readahead_in`]).

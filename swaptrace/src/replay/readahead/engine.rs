@@ -432,12 +432,16 @@ impl Model<'_> {
                     self.slots.set_cache(&f.entry, Cache::No);
                 }
                 self.m.pgmajfault += 1;
-                // A device read leaves the folio locked: folio_lock_or_retry()
-                // waits for it and the fault retries, at about its end.
-                if matches!(slot.store, Store::Device | Store::WrittenBack) {
-                    f.retry = f.ts.saturating_add(u64::from(dur).max(1));
+                if exclusive && self.input.synchronous(f.entry) {
+                    self.read_alone(f.entry, slot.store);
+                } else {
+                    // A device read leaves the folio locked: folio_lock_or_retry()
+                    // waits for it and the fault retries, at about its end.
+                    if matches!(slot.store, Store::Device | Store::WrittenBack) {
+                        f.retry = f.ts.saturating_add(u64::from(dur).max(1));
+                    }
+                    self.read_around(&f, policy, scratch, dirty);
                 }
-                self.read_around(&f, policy, scratch, dirty);
             }
         }
         if self.input.frees {
@@ -468,6 +472,24 @@ impl Model<'_> {
             self.m.timeliness_ns += f.ts.saturating_sub(ra_ts);
         }
         policy.on_hit(f, ra);
+    }
+
+    /// `do_swap_page()` on a SWP_SYNCHRONOUS_IO device (zram, pmem) with
+    /// `__swap_count() == 1` (one page table holds the entry): the page
+    /// alone, read past the swap cache (no readahead, no policy, no retry:
+    /// the read is done when it returns), and its slot freed.
+    fn read_alone(&mut self, e: SwapEntry, store: Store) {
+        let mut read = Reads::default();
+        let mut io = std::mem::take(&mut self.io);
+        io.clear();
+        read.add(store, e, &mut io);
+        self.resident += 1;
+        self.map(e, true);
+        self.m.swpin_zero += read.zero;
+        self.m.zswpin += read.zswap;
+        self.m.pswpin += io.len() as u64;
+        self.m.io_requests += io.len() as u64;
+        self.io = io;
     }
 
     /// `swapin_readahead()`: the policy's window around `f`, read into the

@@ -195,6 +195,9 @@ pub struct ReplayInput {
     /// Reclaim's isolation clears a folio's PG_readahead:
     /// [`crate::trace::Header::lru_gen_clears_readahead`].
     pub isolation_clears_readahead: bool,
+    /// Swap types whose device reads synchronously (zram, brd, pmem):
+    /// [`crate::trace::Header::synchronous_types`].
+    pub synchronous: Vec<bool>,
 }
 
 impl ReplayInput {
@@ -203,6 +206,11 @@ impl ReplayInput {
     /// folios ([`ReplayInput::keeps_unmapped_dirty`]).
     pub(super) fn pageout_keeps(&self, store: Store) -> bool {
         self.keeps_unmapped_dirty && store == Store::Zswap
+    }
+
+    /// Whether `e`'s device reads synchronously (SWP_SYNCHRONOUS_IO).
+    pub(super) fn synchronous(&self, e: SwapEntry) -> bool {
+        self.synchronous.get(e.dev as usize) == Some(&true)
     }
 
     pub fn from_trace(t: &Loaded, memory_pages: usize) -> Result<ReplayInput, ReplayError> {
@@ -218,6 +226,7 @@ impl ReplayInput {
         input.swapoff_mode = SwapoffMode::for_release(&t.header.kernel_release);
         input.keeps_unmapped_dirty = t.header.keeps_unmapped_dirty();
         input.isolation_clears_readahead = t.header.isolation_clears_readahead();
+        input.synchronous = t.header.synchronous_types();
         Ok(input)
     }
 }
@@ -600,6 +609,7 @@ impl InputBuilder {
             frees: self.out_freed && self.reclaimed,
             keeps_unmapped_dirty: false,
             isolation_clears_readahead: false,
+            synchronous: Vec::new(),
         }
     }
 
@@ -626,6 +636,7 @@ impl InputBuilder {
             frees: self.out_freed && self.reclaimed,
             keeps_unmapped_dirty: false,
             isolation_clears_readahead: false,
+            synchronous: Vec::new(),
         })
     }
 }

@@ -197,6 +197,7 @@ impl Scanned {
         input.swapoff_mode = SwapoffMode::for_release(&header.kernel_release);
         input.keeps_unmapped_dirty = header.keeps_unmapped_dirty();
         input.isolation_clears_readahead = header.isolation_clears_readahead();
+        input.synchronous = header.synchronous_types();
         let swapoff = !plan.swapoffs.is_empty();
         let (device, cost, policies) =
             prepare(&mut input, header, &plan.costs, req, Some(swapoff))?;

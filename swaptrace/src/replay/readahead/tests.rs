@@ -60,6 +60,7 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
         frees: false,
         keeps_unmapped_dirty: false,
         isolation_clears_readahead: false,
+        synchronous: Vec::new(),
     }
 }
 
@@ -296,6 +297,7 @@ fn out_then_fault(
         frees: false,
         keeps_unmapped_dirty: false,
         isolation_clears_readahead: false,
+        synchronous: Vec::new(),
     }
 }
 
@@ -402,6 +404,56 @@ fn zswap_pages_count_as_zswpin_not_pswpin() {
     assert_eq!((cluster.pswpin, cluster.zswpin), (0, 8));
     assert_eq!(cluster.swap_ra, 7);
     assert_eq!(cluster.io_requests, 0);
+}
+
+#[test]
+fn a_synchronous_device_reads_unshared_pages_alone() {
+    // do_swap_page(): on a SWP_SYNCHRONOUS_IO device (zram) an entry with
+    // __swap_count() == 1 skips swapin_readahead(): one page per fault,
+    // past the swap cache, whatever the policy.
+    let faults: Vec<(u32, u64)> = (0..64).map(|p| (1, 0x1000 + p)).collect();
+    let mut inp = out_then_fault(&[(1, 0x1000, 1)], 64, Store::Device, &faults);
+    let plain = run("cluster", &inp);
+    assert!(plain.pgmajfault < 16 && plain.swap_ra > 48, "{plain:?}");
+    inp.synchronous = vec![true];
+    for p in ["cluster", "vma", "fixed:8", "leap"] {
+        let m = run(p, &inp);
+        assert_eq!(
+            (
+                m.pgmajfault,
+                m.pswpin,
+                m.swap_ra,
+                m.swap_ra_hit,
+                m.io_requests
+            ),
+            (64, 64, 0, 0, 64),
+            "{p}"
+        );
+        assert!(m.windows.is_empty(), "{p}: {:?}", m.windows);
+    }
+    // Another device's pages are read ahead as before.
+    inp.synchronous = vec![false, true];
+    assert_eq!(run("cluster", &inp).pgmajfault, plain.pgmajfault);
+    // A page shared through fork (the child faults the parent's entry:
+    // its count is 2) goes through readahead: the cluster window of 8
+    // around offset 10 (8..=15), start state 4 hits.
+    inp.synchronous = vec![true];
+    let shared = Event::Fault {
+        ts: 65,
+        mm: 2,
+        vpage: 0x1009,
+        entry: SwapEntry { dev: 0, offset: 10 },
+        write: false,
+        read: 0,
+        cached: false,
+        dur: 0,
+    };
+    inp.events.insert(64, shared);
+    let m = run("cluster", &inp);
+    assert_eq!((m.swap_ra, m.swap_ra_hit), (7, 7));
+    // The parent's own faults on those 8 find them in the swap cache (the
+    // shared page's folio too: its slot is still the parent's).
+    assert_eq!(m.pgmajfault, 1 + 64 - 8);
 }
 
 #[test]
