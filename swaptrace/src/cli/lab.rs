@@ -41,6 +41,10 @@ enum Cmd {
         /// Put the swap on a loop device marked rotational (1) or not (0).
         #[arg(long, value_parser = clap::value_parser!(u8).range(0..=1))]
         rotational: Option<u8>,
+        /// Swap on a new zram device of SIZE instead (compressed RAM, read
+        /// synchronously: no readahead for unshared pages).
+        #[arg(long, conflicts_with_all = ["rotational", "dir"])]
+        zram: bool,
         /// Swap priority (0 to 32767).
         #[arg(long)]
         prio: Option<i32>,
@@ -113,11 +117,18 @@ pub fn run(a: Args) -> Result<()> {
         Cmd::Swap {
             size,
             rotational,
+            zram,
             prio,
             dir,
             owner,
         } => {
             own(owner)?;
+            if zram {
+                let z = lab::Zram::swap_on(size, prio)?;
+                println!("{}", z.path().display());
+                z.keep();
+                return Ok(());
+            }
             std::fs::create_dir_all(&dir)?;
             let sf = match rotational {
                 Some(r) => lab::SwapFile::on_loop(&dir, size, r == 1, prio)?,

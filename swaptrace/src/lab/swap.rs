@@ -381,6 +381,15 @@ impl Zram {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Leave it on for the journal's owner to undo (`swaptrace lab swap
+    /// --zram`, whose owner is the calling script).
+    pub fn keep(mut self) {
+        self.active = false;
+        self.j_dev = None;
+        self.j_swapon = None;
+        self.id = u32::MAX;
+    }
 }
 
 impl Drop for Zram {
@@ -392,6 +401,9 @@ impl Drop for Zram {
             }
         } else {
             journal::done(self.j_swapon.take());
+        }
+        if self.id == u32::MAX {
+            return;
         }
         match remove_zram(self.id) {
             Ok(_) => journal::done(self.j_dev.take()),
