@@ -707,6 +707,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                     vpage,
                     entry,
                     retry: 0,
+                    kernel_read: read,
                 },
                 (write, read, cached, dur),
                 policy,

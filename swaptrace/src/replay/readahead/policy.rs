@@ -17,6 +17,9 @@ pub struct FaultCtx {
     /// (`folio_lock_or_retry()`), whose lookup then updates the VMA's
     /// readahead address again; 0: no retry.
     pub retry: u64,
+    /// Pages the kernel read for this fault, as recorded (0: none, or a
+    /// swapoff's walk).
+    pub kernel_read: u32,
 }
 
 /// What a policy decides: the pages a swap-cache miss reads.

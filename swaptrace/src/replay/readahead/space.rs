@@ -493,6 +493,12 @@ impl SwapView<'_> {
         self.slots.contains_key(&e)
     }
 
+    /// Whether a read of `e` would allocate and read a folio: the slot
+    /// holds a page and is not in the swap cache.
+    pub fn readable(&self, e: SwapEntry) -> bool {
+        self.slots.get(&e).is_some_and(|s| !s.cache.resident())
+    }
+
     /// Largest valid offset of a device (`si->max - 1`).
     pub fn dev_max(&self, dev: u8) -> u64 {
         self.dev_max.get(dev as usize).copied().unwrap_or(u64::MAX)

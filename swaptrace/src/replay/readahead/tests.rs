@@ -324,6 +324,44 @@ fn cluster_starts_at_4_hits_as_the_kernel() {
 }
 
 #[test]
+fn cluster_takes_its_first_window_from_the_kernels_reads() {
+    // The global state predates the recording: the first miss's window is
+    // the one whose aligned cluster holds as many readable pages as the
+    // kernel read. Misses at offsets 21 and 41, page-cluster 3.
+    let with_first_read = |read: u32| {
+        let mut inp = out_then_fault(
+            &[(1, 0x1000, 1)],
+            64,
+            Store::Device,
+            &[(1, 0x1014), (1, 0x1028)],
+        );
+        if let Some(Event::Fault { read: r, .. }) = inp
+            .events
+            .iter_mut()
+            .find(|e| matches!(e, Event::Fault { .. }))
+        {
+            *r = read;
+        }
+        run("cluster", &inp)
+    };
+    // Read 1: window 1, taken as no hits (prev_offset 21); then 41 is not
+    // adjacent: __swapin_nr_pages(21, 41, 0, 8, 1) = max(1, 1 / 2) = 1.
+    let m = with_first_read(1);
+    assert_eq!((m.pswpin, m.swap_ra), (2, 0));
+    assert_eq!(m.windows, [(1, 2)].into());
+    // Read 4: the cluster 20..=23 (window 4); then max(1, 4 / 2) = 2:
+    // 40..=41.
+    let m = with_first_read(4);
+    assert_eq!((m.pswpin, m.swap_ra), (4 + 2, 3 + 1));
+    assert_eq!(m.windows, [(2, 1), (4, 1)].into());
+    // Read 8, or not recorded: the boot state (see below).
+    for read in [8, 0] {
+        let m = with_first_read(read);
+        assert_eq!(m.windows, [(4, 1), (8, 1)].into(), "read {read}");
+    }
+}
+
+#[test]
 fn vma_starts_at_4_hits_as_the_kernel() {
     // A fresh VMA: GET_SWAP_RA_VAL() = 4 -> prev 0, win 0, hits 4.
     // Fault at 0x1014: __swapin_nr_pages(0, 0x1014, 4, 8, 0) = 8 (as above);

@@ -47,6 +47,7 @@ impl Model<'_> {
                     vpage,
                     entry,
                     retry: 0,
+                    kernel_read: 0,
                 };
                 self.so.ptes += 1;
                 match (slot.cache, mode) {

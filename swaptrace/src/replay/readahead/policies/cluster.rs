@@ -63,6 +63,8 @@ pub struct Cluster {
     prev_offset: u64,
     last_readahead_pages: u32,
     hits: u32,
+    /// A miss has been replayed: the state is the model's own.
+    started: bool,
 }
 
 impl Cluster {
@@ -75,7 +77,37 @@ impl Cluster {
             last_readahead_pages: 0,
             // swapin_readahead_hits = ATOMIC_INIT(4)
             hits: 4,
+            started: false,
         }
+    }
+
+    /// The window of the first miss where the kernel's state is unknown:
+    /// `swapin_readahead_hits`, `prev_offset` and `last_readahead_pages`
+    /// are global and last from whatever swapped in before the recording
+    /// (ATOMIC_INIT(4) only after boot). The window whose aligned cluster
+    /// holds as many readable pages as the kernel read, the boot state's
+    /// if it does, else the smallest; where none does, the boot state's.
+    fn first_window(&self, f: &FaultCtx, view: &SwapView, max_pages: u32, boot: u32) -> u32 {
+        let readable = |pages: u32| {
+            let mask = pages as u64 - 1;
+            let start = (f.entry.offset & !mask).max(1);
+            let end = (f.entry.offset | mask).min(view.dev_max(f.entry.dev));
+            (start..=end)
+                .filter(|&o| {
+                    o == f.entry.offset
+                        || view.readable(SwapEntry {
+                            dev: f.entry.dev,
+                            offset: o,
+                        })
+                })
+                .count() as u32
+        };
+        if f.kernel_read == 0 || readable(boot) == f.kernel_read {
+            return boot;
+        }
+        std::iter::successors(Some(1u32), |w| (*w < max_pages).then_some(w * 2))
+            .find(|&w| readable(w) == f.kernel_read)
+            .unwrap_or(boot)
     }
 
     /// `cluster` and its swapoff variants.
@@ -104,13 +136,22 @@ impl Policy for Cluster {
             1
         } else {
             let hits = std::mem::take(&mut self.hits);
-            let pages = swapin_nr_pages(
+            let mut pages = swapin_nr_pages(
                 self.prev_offset,
                 f.entry.offset,
                 hits,
                 max_pages,
                 self.last_readahead_pages,
             );
+            let mut hits = hits;
+            if !std::mem::replace(&mut self.started, true) {
+                let boot = pages;
+                pages = self.first_window(f, view, max_pages, boot);
+                // Not the boot state: taken as no hits, as most windows are.
+                if pages != boot {
+                    hits = 0;
+                }
+            }
             if hits == 0 {
                 self.prev_offset = f.entry.offset;
             }

@@ -337,6 +337,7 @@ mod tests {
             vpage,
             entry: SwapEntry { dev: 0, offset: 0 },
             retry: 0,
+            kernel_read: 0,
         }
     }
 
