@@ -177,16 +177,8 @@ impl SwapFile {
     }
 
     fn swapon(&mut self, target: &Path, priority: Option<i32>) -> Result<()> {
-        let flags = swap_flags(priority)?;
         let shown = self.path().to_path_buf();
-        self.j_swapon = journal::begin(Change::Swapon { path: shown })?;
-        let c = cstring(target)?;
-        // SAFETY: valid NUL-terminated path.
-        if unsafe { libc::swapon(c.as_ptr(), flags) } != 0 {
-            return Err(io_err(format!("swapon {}", self.path().display()))(
-                io::Error::last_os_error(),
-            ));
-        }
+        swapon_journaled(target, &shown, priority, &mut self.j_swapon)?;
         self.active = true;
         Ok(())
     }
@@ -362,17 +354,7 @@ impl Zram {
             &size_bytes.to_string(),
         )?;
         run_tool("mkswap", &[z.path.as_os_str()])?;
-        let flags = swap_flags(priority)?;
-        z.j_swapon = journal::begin(Change::Swapon {
-            path: z.path.clone(),
-        })?;
-        let c = cstring(&z.path)?;
-        // SAFETY: valid NUL-terminated path.
-        if unsafe { libc::swapon(c.as_ptr(), flags) } != 0 {
-            return Err(io_err(format!("swapon {}", z.path.display()))(
-                io::Error::last_os_error(),
-            ));
-        }
+        swapon_journaled(&z.path, &z.path, priority, &mut z.j_swapon)?;
         z.active = true;
         Ok(z)
     }
@@ -421,14 +403,34 @@ pub(super) fn remove_zram(id: u32) -> Result<String> {
     Ok("removed".into())
 }
 
-fn swap_flags(priority: Option<i32>) -> Result<libc::c_int> {
-    match priority {
-        None => Ok(0),
-        Some(p) if (0..=SWAP_FLAG_PRIO_MASK).contains(&p) => Ok(SWAP_FLAG_PREFER | p),
-        Some(p) => Err(LabError::Unsupported(format!(
-            "swap priority {p} (0 to {SWAP_FLAG_PRIO_MASK})"
-        ))),
+/// swapon(2) of `target` at `priority`, journaled in `entry` as `shown`
+/// (what /proc/swaps lists) before it is made.
+fn swapon_journaled(
+    target: &Path,
+    shown: &Path,
+    priority: Option<i32>,
+    entry: &mut Option<Entry>,
+) -> Result<()> {
+    let flags = match priority {
+        None => 0,
+        Some(p) if (0..=SWAP_FLAG_PRIO_MASK).contains(&p) => SWAP_FLAG_PREFER | p,
+        Some(p) => {
+            return Err(LabError::Unsupported(format!(
+                "swap priority {p} (0 to {SWAP_FLAG_PRIO_MASK})"
+            )))
+        }
+    };
+    *entry = journal::begin(Change::Swapon {
+        path: shown.to_path_buf(),
+    })?;
+    let c = cstring(target)?;
+    // SAFETY: valid NUL-terminated path.
+    if unsafe { libc::swapon(c.as_ptr(), flags) } != 0 {
+        return Err(io_err(format!("swapon {}", shown.display()))(
+            io::Error::last_os_error(),
+        ));
     }
+    Ok(())
 }
 
 /// Loop devices whose backing file is `file` (/sys/block/loopN/loop/backing_file).

@@ -485,11 +485,7 @@ impl Model<'_> {
         read.add(store, e, &mut io);
         self.resident += 1;
         self.map(e, true);
-        self.m.swpin_zero += read.zero;
-        self.m.zswpin += read.zswap;
-        self.m.pswpin += io.len() as u64;
-        self.m.io_requests += io.len() as u64;
-        self.io = io;
+        self.count_reads(0, &read, io);
     }
 
     /// `swapin_readahead()`: the policy's window around `f`, read into the
@@ -553,6 +549,12 @@ impl Model<'_> {
             }
         }
         self.map(f.entry, dirty);
+        self.count_reads(ra, &read, io);
+    }
+
+    /// The counters of one miss's reads: `ra` pages read ahead, the zero
+    /// and zswap ones in `read`, the device's in `io` (kept for reuse).
+    fn count_reads(&mut self, ra: u64, read: &Reads, mut io: Vec<SwapEntry>) {
         // One request per run of contiguous offsets (the plugged reads merge).
         io.sort_unstable();
         let requests = io

@@ -6,6 +6,7 @@ use crate::replay::readahead::input::SwapoffMode;
 use crate::replay::readahead::policy::{FaultCtx, Policy, PolicyArgs};
 use crate::replay::readahead::space::SwapView;
 use crate::trace::SwapEntry;
+use std::ops::RangeInclusive;
 
 /// Port of `__swapin_nr_pages()` (mm/swap_state.c).
 pub fn swapin_nr_pages(
@@ -37,13 +38,10 @@ pub fn swapin_nr_pages(
 /// Reads the `pages`-aligned cluster around the fault: the loop of
 /// `swap_cluster_readahead()` (offset 0 is the swap header).
 pub fn aligned_cluster(f: &FaultCtx, pages: u32, view: &SwapView, out: &mut Vec<SwapEntry>) {
-    let mask = pages as u64 - 1;
-    if mask == 0 {
+    if pages == 1 {
         return;
     }
-    let start = (f.entry.offset & !mask).max(1);
-    let end = (f.entry.offset | mask).min(view.dev_max(f.entry.dev));
-    for offset in start..=end {
+    for offset in cluster_span(f, pages, view) {
         let e = SwapEntry {
             dev: f.entry.dev,
             offset,
@@ -52,6 +50,15 @@ pub fn aligned_cluster(f: &FaultCtx, pages: u32, view: &SwapView, out: &mut Vec<
             out.push(e);
         }
     }
+}
+
+/// The offsets of the `pages`-aligned cluster around `f`'s entry, without
+/// offset 0 (the swap header) and those past the device's end.
+fn cluster_span(f: &FaultCtx, pages: u32, view: &SwapView) -> RangeInclusive<u64> {
+    let mask = pages as u64 - 1;
+    let start = (f.entry.offset & !mask).max(1);
+    let end = (f.entry.offset | mask).min(view.dev_max(f.entry.dev));
+    start..=end
 }
 
 /// `swap_cluster_readahead()` with `swapin_nr_pages()`: a window grown by
@@ -89,10 +96,7 @@ impl Cluster {
     /// if it does, else the smallest; where none does, the boot state's.
     fn first_window(&self, f: &FaultCtx, view: &SwapView, max_pages: u32, boot: u32) -> u32 {
         let readable = |pages: u32| {
-            let mask = pages as u64 - 1;
-            let start = (f.entry.offset & !mask).max(1);
-            let end = (f.entry.offset | mask).min(view.dev_max(f.entry.dev));
-            (start..=end)
+            cluster_span(f, pages, view)
                 .filter(|&o| {
                     o == f.entry.offset
                         || view.readable(SwapEntry {
