@@ -42,7 +42,9 @@ pub mod kind {
     /// ahead) was freed (`mm_page_free`): out of memory, slot kept or not.
     pub const OUT_FREED: u8 = 20;
     /// `vm_unmapped_area()` found `[addr, addr + entry)` free in `mm` for a
-    /// new mapping: whatever that range held before (munmap) is gone.
+    /// new mapping, or (`nr` [`UNMAPPED_CLEARED`](crate::UNMAPPED_CLEARED))
+    /// the range was cleared from `mm`'s maple tree (munmap): whatever that
+    /// range held before is gone.
     pub const UNMAPPED: u8 = 21;
     /// Reclaim isolated a watched swap-cache folio that is dirty and was
     /// never mapped (read ahead from zswap), and will keep it
@@ -164,6 +166,12 @@ macro_rules! kernel_constants {
             K_VMA_END = u64::MAX,
             /// `vm_unmapped_area_info.length`.
             K_VMUA_LENGTH = u64::MAX,
+            /// `ma_state.tree`, `.index`, `.last`; `mm_struct.mm_mt`.
+            /// Unknown: no UNMAPPED events of cleared ranges.
+            K_MAS_TREE = u64::MAX,
+            K_MAS_INDEX = u64::MAX,
+            K_MAS_LAST = u64::MAX,
+            K_MM_MT = u64::MAX,
             /// The syscall's saved registers (`struct pt_regs`): its number
             /// and first two arguments; and `__NR_mremap`. Unknown: no
             /// MOVED events.
@@ -410,7 +418,8 @@ pub mod read_kind {
 /// - COLLAPSE: `mm`, `flags` bit 0 isolated, `entry` = status as u32.
 /// - ZAP: `mm`, `entry` = MM_SWAPENTS left (the percpu counter's global
 ///   count, as i64: approximate by up to its batch per CPU; `u64::MAX` unread).
-/// - UNMAPPED: `mm`, `addr` start, `entry` length in bytes. MOVED: `mm`,
+/// - UNMAPPED: `mm`, `addr` start, `entry` length in bytes, `nr`
+///   [`UNMAPPED_CLEARED`] for a range cleared (else found free). MOVED: `mm`,
 ///   `addr` the new start, `entry` the old one, `nr` pages moved (saturated).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -565,3 +574,7 @@ mod tests {
         assert_eq!(twin::lost(3, 10, 0), 0);
     }
 }
+
+/// An UNMAPPED event's `nr`: the range was cleared from the address
+/// space's maple tree (`munmap()`), not found free for a new mapping.
+pub const UNMAPPED_CLEARED: u32 = 1;

@@ -1,9 +1,11 @@
-//! Address ranges that were unmapped: `vm_unmapped_area()` picks the free
-//! range a new mapping goes to, so whatever the replay holds of that range
-//! (swap PTEs, resident pages, VMAs) was unmapped since. No munmap probe is
-//! needed, and no syscall tracepoint (those slow every system call).
-//! Inside `mremap()` the range found is where the old one moves (its page
-//! tables, swap PTEs included): the syscall's saved registers name it.
+//! Address ranges that were unmapped. `munmap()`, `brk()` shrinking and
+//! `mremap()` clear the range from the address space's maple tree: a NULL
+//! store (`ma_write`), seen as it happens. `vm_unmapped_area()` picks the
+//! free range a new mapping goes to, so whatever the replay holds of that
+//! range (swap PTEs, resident pages, VMAs) was unmapped since. No syscall
+//! tracepoint is needed (those slow every system call). Inside `mremap()`
+//! the range found is where the old one moves (its page tables, swap PTEs
+//! included): the syscall's saved registers name it.
 
 use crate::twin::twin;
 use aya_ebpf::{
@@ -13,7 +15,7 @@ use aya_ebpf::{
     macros::raw_tracepoint,
     programs::RawTracePointContext,
 };
-use swaptrace_common::kind;
+use swaptrace_common::{kind, UNMAPPED_CLEARED};
 
 use crate::konst::*;
 use crate::swap::{current_mm, emit, event, g, holds_swap, known, read_u64, selected};
@@ -60,6 +62,51 @@ pub fn vm_unmapped_area / vm_unmapped_area_2 (ctx: RawTracePointContext) -> i32 
     }
     0
 }
+}
+
+/// Args: (fn, mas, piv, val). A NULL store in the current task's own
+/// address space (`mas->tree == &mm->mm_mt`) clears `[mas->index,
+/// mas->last]`: the maple tree extends a NULL store over the empty ranges
+/// around it, so the range may be wider than the unmapped one, and is
+/// empty all the same. A store of a VMA (a split, a merge, a new mapping)
+/// is not one. No twin: its calls share their first argument (the name
+/// of the maple tree function), which is how twins tell calls apart.
+#[raw_tracepoint(tracepoint = "ma_write")]
+pub fn ma_write(ctx: RawTracePointContext) -> i32 {
+    if ctx.arg::<u64>(3) != 0 || !selected() {
+        return 0;
+    }
+    let tgid = (aya_ebpf::helpers::bpf_get_current_pid_tgid() >> 32) as u32;
+    if !holds_swap(tgid) {
+        return 0;
+    }
+    let mm = current_mm();
+    let mt = g(&K_MM_MT);
+    if mm == 0 || !known(mt) {
+        return 0;
+    }
+    let mas = ctx.arg::<u64>(1);
+    if read_u64(mas, g(&K_MAS_TREE)) != Some(mm.wrapping_add(mt)) {
+        return 0;
+    }
+    let (Some(first), Some(last)) = (
+        read_u64(mas, g(&K_MAS_INDEX)),
+        read_u64(mas, g(&K_MAS_LAST)),
+    ) else {
+        return 0;
+    };
+    if last < first {
+        return 0;
+    }
+    // SAFETY: a helper without arguments.
+    let mut ev = event(kind::UNMAPPED, unsafe { bpf_ktime_get_ns() });
+    ev.mm = mm;
+    ev.addr = first;
+    // The length, up to the end of the address space.
+    ev.entry = (last - first).saturating_add(1);
+    ev.nr = UNMAPPED_CLEARED;
+    emit(ev);
+    0
 }
 
 /// In `mremap(MREMAP_MAYMOVE)` that cannot grow in place (it asks

@@ -639,7 +639,6 @@ fn exit_frees_are_recorded_as_zap_batches() {
     std::thread::sleep(std::time::Duration::from_secs(2));
     holder.kill().unwrap();
     holder.wait().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
     assert!(rec.wait().unwrap().success());
@@ -1034,6 +1033,100 @@ fn faults_of_a_process_swapped_out_before_recording_are_recorded() {
     assert!(
         faults >= swapped * 99 / 100 && faults <= (bytes / page) as u64,
         "{faults} faults recorded for {swapped} pages swapped out"
+    );
+    drop(swap);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// munmap() while recording: the range cleared from the address space
+/// (`maple_tree:ma_write`, a NULL store) is recorded as it happens, not
+/// only once a new mapping takes it; the half still mapped is not.
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn munmap_while_recording_is_recorded() {
+    let _lock = live("munmap_while_recording_is_recorded");
+    let dir = scratch();
+    let swap = lab::SwapFile::create(&dir, 256 << 20, None).expect("swap");
+    let out = dir.join("munmap.swt");
+    let (bytes, page) = (32usize << 20, 4096usize);
+    // SAFETY: a private anonymous mapping of this test, unmapped below.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    } as *mut u8;
+    assert_ne!(p as *mut libc::c_void, libc::MAP_FAILED);
+    let touch = |from: usize, to: usize| {
+        for off in (from..to).step_by(page) {
+            // SAFETY: inside the mapping; not zero, so the swap-out writes it.
+            unsafe { p.add(off).write_volatile((off / page) as u8 | 1) };
+        }
+    };
+    touch(0, bytes);
+    // Out before recording: the recorder follows processes holding swap.
+    // SAFETY: the mapping above.
+    assert_eq!(
+        unsafe { libc::madvise(p.cast(), bytes, libc::MADV_PAGEOUT) },
+        0
+    );
+    let pid = std::process::id().to_string();
+    let mut rec = std::process::Command::new(EXE)
+        .args([
+            "record",
+            "--quiet",
+            "--duration",
+            "20s",
+            "--pid",
+            &pid,
+            "-o",
+        ])
+        .arg(&out)
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !out.exists() {
+        assert!(t0.elapsed().as_secs() < 20, "record did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // Faulted back while recorded: the trace holds these pages.
+    let half = bytes / 2;
+    touch(0, bytes);
+    // SAFETY: the upper half of the mapping above.
+    assert_eq!(unsafe { libc::munmap(p.add(half).cast(), half) }, 0);
+    // SAFETY: SIGINT ends the recording (it finalizes the trace).
+    unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
+    assert!(rec.wait().unwrap().success());
+    // SAFETY: the lower half, still mapped.
+    unsafe { libc::munmap(p.cast(), half) };
+    let t = read_trace(&out).unwrap();
+    let (lo, mid, hi) = (p as u64, p as u64 + half as u64, p as u64 + bytes as u64);
+    let ranges: Vec<(u64, u64)> = t
+        .records
+        .iter()
+        .filter_map(|r| match *r {
+            Record::Unmapped { start, end, .. } => Some((start, end)),
+            _ => None,
+        })
+        .collect();
+    let faults = t
+        .records
+        .iter()
+        .filter(|r| matches!(r, Record::SwapFault { addr, .. } if (lo..hi).contains(addr)))
+        .count();
+    eprintln!("{faults} faults; unmapped ranges {ranges:x?}; mapping {lo:#x}..{mid:#x}..{hi:#x}");
+    assert!(faults >= bytes / page * 9 / 10, "only {faults} faults");
+    assert!(
+        ranges.iter().any(|&(s, e)| s <= mid && e >= hi),
+        "no record of the upper half's munmap"
+    );
+    assert!(
+        !ranges.iter().any(|&(s, e)| s < mid && e > lo),
+        "the lower half, still mapped, recorded as unmapped"
     );
     drop(swap);
     std::fs::remove_dir_all(&dir).unwrap();

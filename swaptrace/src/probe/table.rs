@@ -169,8 +169,11 @@ const SWAP_OUT_PROGS: &[Prog] = &[
     p("mm_page_free", RawTracepoint, "mm_page_free"),
     // The range a new mapping takes: what it held before was unmapped.
     p("vm_unmapped_area", RawTracepoint, "vm_unmapped_area"),
+    // Ranges cleared from an address space (munmap, brk, mremap); not
+    // required: without it, only the ranges a new mapping takes are seen.
+    p("ma_write", RawTracepoint, "ma_write"),
 ];
-const SWAP_OUT_NOTE: &str = "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; swap-cache folios (written, or added to an LRU) until freed (mm_page_free); ranges a new mapping takes (vm_unmapped_area)";
+const SWAP_OUT_NOTE: &str = "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; swap-cache folios (written, or added to an LRU) until freed (mm_page_free); ranges unmapped (NULL stores in mm->mm_mt: ma_write) and ranges a new mapping takes (vm_unmapped_area)";
 
 /// The tracepoint-derived fault machinery, shared by several metrics.
 const FAULT_PROGS: &[Prog] = &[
@@ -336,7 +339,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
     AttachPoint {
         metric: "swap-out",
         backend: Backend::Tracepoint,
-        attach: "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free (stored folios too) + mmap:vm_unmapped_area (entry in folio->private, < 6.6)",
+        attach: "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free (stored folios too) + mmap:vm_unmapped_area + maple_tree:ma_write (entry in folio->private, < 6.6)",
         requires: &[
             Req::Tracepoint("mm_vmscan_write_folio", &["folio"]),
             Req::Tracepoint("mm_lru_insertion", &["folio"]),

@@ -25,7 +25,9 @@ pub use top::{top, Interval, TopOptions, TOP_SECTIONS};
 use crate::trace::{pages, Summary};
 use crate::trace::{OutKind, RaSource, ReadKind, Record, SwapEntry, Syscall};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use swaptrace_common::{exact, exact2, flag, kind, read_kind, FreeBatchEvent, RawEvent};
+use swaptrace_common::{
+    exact, exact2, flag, kind, read_kind, FreeBatchEvent, RawEvent, UNMAPPED_CLEARED,
+};
 
 /// Most entries taken from one range free: a swap cluster (SWAPFILE_CLUSTER,
 /// 512) twice over, against a corrupt count.
@@ -46,6 +48,9 @@ pub struct Recorder {
     forks: HashMap<u64, Vec<u64>>,
     /// mm -> its last `mremap()` move: (ts, from, to, len).
     moves: HashMap<u32, (u64, u64, u64, u64)>,
+    /// mm -> the byte range its swap-outs, faults and VMAs recorded span:
+    /// what a replay may hold of it.
+    extent: HashMap<u32, (u64, u64)>,
     pub summary: Summary,
 }
 
@@ -149,6 +154,12 @@ impl Recorder {
         }
     }
 
+    /// `[start, end)` of `mm` may hold what the trace recorded.
+    fn spans(&mut self, mm: u32, start: u64, end: u64) {
+        let e = self.extent.entry(mm).or_insert((start, end));
+        *e = (e.0.min(start), e.1.max(end));
+    }
+
     /// A Task record the first time a thread is seen.
     fn first_sight(&mut self, ev: &RawEvent, out: &mut Vec<Record>) {
         if self.tasks.insert(ev.tid) {
@@ -194,6 +205,11 @@ impl Recorder {
                     for (i, e) in entry.folio(ev.nr.max(1) as u64).enumerate() {
                         self.slots.insert((mm, vpage + i as u64), e);
                     }
+                    let at = vpage << self.page_shift;
+                    self.spans(mm, at, at + ((ev.nr.max(1) as u64) << self.page_shift));
+                    if let Some(start) = vma_start {
+                        self.spans(mm, start, at);
+                    }
                 }
                 let how = if ev.flags & flag::OUT_ZSWAP != 0 {
                     OutKind::Zswap
@@ -216,6 +232,8 @@ impl Recorder {
             }
             kind::SWAP_FAULT => {
                 let mm = self.mm(ev.mm, ev.pid, out);
+                let page = (ev.addr >> self.page_shift) << self.page_shift;
+                self.spans(mm, page, page.saturating_add(1 << self.page_shift));
                 let entry = if ev.flags & exact::ENTRY != 0 {
                     // From do_swap_page(): the entry is the PTE's own.
                     Some(SwapEntry::from_val(ev.entry))
@@ -373,18 +391,28 @@ impl Recorder {
             }),
             kind::UNMAPPED => {
                 let mm = self.mm(ev.mm, ev.pid, out);
-                let (start, end) = (ev.addr, ev.addr.saturating_add(ev.entry));
-                // A new mapping in a moved-from range: its swap-outs are its own.
-                if self
-                    .moves
-                    .get(&mm)
-                    .is_some_and(|&(_, from, _, len)| from < end && start < from + len)
+                let (mut start, mut end) = (ev.addr, ev.addr.saturating_add(ev.entry));
+                // A new mapping in a moved-from range: its swap-outs are its
+                // own. Not so the old range cleared after its move.
+                let cleared = ev.nr == UNMAPPED_CLEARED;
+                if cleared {
+                    // The maple tree widens a cleared range over the empty
+                    // ones around it (terabytes): only what the trace may
+                    // hold of it counts.
+                    let (lo, hi) = self.extent.get(&mm).copied().unwrap_or_default();
+                    (start, end) = (start.max(lo), end.min(hi));
+                }
+                if !cleared
+                    && self
+                        .moves
+                        .get(&mm)
+                        .is_some_and(|&(_, from, _, len)| from < end && start < from + len)
                 {
                     self.moves.remove(&mm);
                 }
                 // The VMAs recorded there are gone.
                 self.forget_vmas(mm, start, end);
-                Some(Record::Unmapped { ts, mm, start, end })
+                (start < end).then_some(Record::Unmapped { ts, mm, start, end })
             }
             kind::MOVED => {
                 let mm = self.mm(ev.mm, ev.pid, out);

@@ -291,6 +291,17 @@ fn every_event_kind_becomes_the_record_of_its_name() {
                 },
                 &mut out,
             );
+        } else if k == kind::UNMAPPED {
+            // An empty range makes no record.
+            r.ingest(&RawEvent { entry: 0, ..ev(k) }, &mut out);
+            assert!(!out.iter().any(|r| matches!(r, Record::Unmapped { .. })));
+            r.ingest(
+                &RawEvent {
+                    entry: 4096,
+                    ..ev(k)
+                },
+                &mut out,
+            );
         } else {
             r.ingest(&ev(k), &mut out);
         }
@@ -311,4 +322,62 @@ fn lost_counts_become_records_per_kind() {
     assert_eq!(out.len(), 2);
     assert_eq!(r.summary.lost_total(), 6);
     assert_eq!(r.summary.lost["reclaim"], 3);
+}
+
+/// A range cleared from an address space (munmap) arrives as wide as the
+/// maple tree's empty span around it: its record keeps only what the
+/// trace may hold (swap-outs, faults, VMAs of that mm); a range of an
+/// address space the trace holds nothing of, or one outside what it
+/// holds, makes no record.
+#[test]
+fn a_cleared_range_is_cut_to_what_the_trace_holds() {
+    let mut r = Recorder::new(4096);
+    let mut out = Vec::new();
+    let mm = 0xffff_8880_0000_2000;
+    let cleared = |start: u64, last: u64| {
+        let mut u = ev(kind::UNMAPPED);
+        (u.mm, u.addr, u.entry, u.nr) = (mm, start, (last - start).saturating_add(1), 1);
+        u
+    };
+    // Nothing recorded of this mm yet.
+    r.ingest(&cleared(0x1000, u64::MAX), &mut out);
+    assert!(!out.iter().any(|r| matches!(r, Record::Unmapped { .. })));
+    let mut o = ev(kind::SWAP_OUT);
+    (o.mm, o.addr, o.entry, o.nr) = (mm, 0x7f00_0001_0000, (1u64 << 58) | 7, 1);
+    r.ingest(&o, &mut out);
+    let mut f = ev(kind::SWAP_FAULT);
+    (f.mm, f.addr) = (mm, 0x7f00_0004_0123);
+    r.ingest(&f, &mut out);
+    let unmapped = |out: &mut Vec<Record>| -> Vec<(u64, u64)> {
+        out.drain(..)
+            .filter_map(|r| match r {
+                Record::Unmapped { start, end, .. } => Some((start, end)),
+                _ => None,
+            })
+            .collect()
+    };
+    out.clear();
+    // Terabytes wide: cut to the pages recorded.
+    r.ingest(&cleared(0x5555_0000_0000, 0x7fff_ffff_ffff), &mut out);
+    assert_eq!(
+        unmapped(&mut out),
+        vec![(0x7f00_0001_0000, 0x7f00_0004_1000)]
+    );
+    // Inside: kept as it is.
+    r.ingest(&cleared(0x7f00_0002_0000, 0x7f00_0002_ffff), &mut out);
+    assert_eq!(
+        unmapped(&mut out),
+        vec![(0x7f00_0002_0000, 0x7f00_0003_0000)]
+    );
+    // Outside: no record.
+    r.ingest(&cleared(0x7f00_0005_0000, 0x7f00_0005_ffff), &mut out);
+    assert_eq!(unmapped(&mut out), vec![]);
+    // A range a new mapping found free is not cut.
+    let mut u = ev(kind::UNMAPPED);
+    (u.mm, u.addr, u.entry) = (mm, 0x7f00_0005_0000, 0x1_0000);
+    r.ingest(&u, &mut out);
+    assert_eq!(
+        unmapped(&mut out),
+        vec![(0x7f00_0005_0000, 0x7f00_0006_0000)]
+    );
 }

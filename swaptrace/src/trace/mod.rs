@@ -448,7 +448,7 @@ pub struct Header {
 /// folios written (stored ones too), swapped in or read ahead (added to an
 /// LRU), and freed.
 pub const OUT_FREED_ATTACH: &str =
-    "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free (stored folios too) + mmap:vm_unmapped_area";
+    "vmscan:mm_vmscan_write_folio + pagemap:mm_lru_insertion + kmem:mm_page_free (stored folios too) + mmap:vm_unmapped_area + maple_tree:ma_write";
 
 /// What the attach point of a recording that watched stored folios says.
 const STORED_FREES: &str = "mm_page_free (stored folios too)";

@@ -116,6 +116,10 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
     put(K_VMA_PGOFF, off("vm_area_struct", "vm_pgoff"));
     put(K_VMA_END, off("vm_area_struct", "vm_end"));
     put(K_VMUA_LENGTH, off("vm_unmapped_area_info", "length"));
+    put(K_MAS_TREE, off("ma_state", "tree"));
+    put(K_MAS_INDEX, off("ma_state", "index"));
+    put(K_MAS_LAST, off("ma_state", "last"));
+    put(K_MM_MT, off("mm_struct", "mm_mt"));
     // mremap() moves, from the syscall's saved registers (x86_64 only:
     // other ABIs name them otherwise; there no move is recorded).
     if cfg!(target_arch = "x86_64") {
