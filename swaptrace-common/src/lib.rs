@@ -401,6 +401,10 @@ pub mod read_kind {
     pub const UNKNOWN: u32 = 3;
 }
 
+/// An UNMAPPED event's `nr`: the range was cleared from the address
+/// space's maple tree (`munmap()`), not found free for a new mapping.
+pub const UNMAPPED_CLEARED: u32 = 1;
+
 /// One event from the eBPF side, 64 bytes.
 ///
 /// Field use by kind:
@@ -574,7 +578,3 @@ mod tests {
         assert_eq!(twin::lost(3, 10, 0), 0);
     }
 }
-
-/// An UNMAPPED event's `nr`: the range was cleared from the address
-/// space's maple tree (`munmap()`), not found free for a new mapping.
-pub const UNMAPPED_CLEARED: u32 = 1;
