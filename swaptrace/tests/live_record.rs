@@ -1038,9 +1038,12 @@ fn faults_of_a_process_swapped_out_before_recording_are_recorded() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// munmap() while recording: the range cleared from the address space
+/// munmap() while recording: a range cleared from the address space
 /// (`maple_tree:ma_write`, a NULL store) is recorded as it happens, not
-/// only once a new mapping takes it; the half still mapped is not.
+/// only once a new mapping takes it; what stays mapped is not. The upper
+/// half goes a MiB at a time from its top: each range after the first
+/// joins the empty one the last left, a store the kernel traces (one that
+/// only replaces a VMA's slot in place is not traced).
 #[test]
 #[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn munmap_while_recording_is_recorded() {
@@ -1048,7 +1051,7 @@ fn munmap_while_recording_is_recorded() {
     let dir = scratch();
     let swap = lab::SwapFile::create(&dir, 256 << 20, None).expect("swap");
     let out = dir.join("munmap.swt");
-    let (bytes, page) = (32usize << 20, 4096usize);
+    let (bytes, page, piece) = (32usize << 20, 4096usize, 1usize << 20);
     // SAFETY: a private anonymous mapping of this test, unmapped below.
     let p = unsafe {
         libc::mmap(
@@ -1093,18 +1096,28 @@ fn munmap_while_recording_is_recorded() {
         assert!(t0.elapsed().as_secs() < 20, "record did not start");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // Faulted back while recorded: the trace holds these pages.
-    let half = bytes / 2;
+    // Faulted back while recorded: the trace holds these pages. Then the
+    // upper half unmapped a MiB at a time, top down.
     touch(0, bytes);
-    // SAFETY: the upper half of the mapping above.
-    assert_eq!(unsafe { libc::munmap(p.add(half).cast(), half) }, 0);
+    let half = bytes / 2;
+    let gone: Vec<usize> = (half..bytes).step_by(piece).rev().collect();
+    for &at in &gone {
+        // SAFETY: a piece of the mapping above, still mapped.
+        assert_eq!(unsafe { libc::munmap(p.add(at).cast(), piece) }, 0);
+    }
+    // The program goes on: a few pages out and in again.
+    // SAFETY: the lower half, still mapped.
+    assert_eq!(
+        unsafe { libc::madvise(p.cast(), 64 * page, libc::MADV_PAGEOUT) },
+        0
+    );
+    touch(0, 64 * page);
     // SAFETY: SIGINT ends the recording (it finalizes the trace).
     unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
     assert!(rec.wait().unwrap().success());
     // SAFETY: the lower half, still mapped.
     unsafe { libc::munmap(p.cast(), half) };
     let t = read_trace(&out).unwrap();
-    let (lo, mid, hi) = (p as u64, p as u64 + half as u64, p as u64 + bytes as u64);
     let ranges: Vec<(u64, u64)> = t
         .records
         .iter()
@@ -1113,17 +1126,27 @@ fn munmap_while_recording_is_recorded() {
             _ => None,
         })
         .collect();
+    let (lo, mid, hi) = (p as u64, p as u64 + half as u64, p as u64 + bytes as u64);
     let faults = t
         .records
         .iter()
         .filter(|r| matches!(r, Record::SwapFault { addr, .. } if (lo..hi).contains(addr)))
         .count();
-    eprintln!("{faults} faults; unmapped ranges {ranges:x?}; mapping {lo:#x}..{mid:#x}..{hi:#x}");
-    assert!(faults >= bytes / page * 9 / 10, "only {faults} faults");
-    assert!(
-        ranges.iter().any(|&(s, e)| s <= mid && e >= hi),
-        "no record of the upper half's munmap"
+    let covered = |a: u64, b: u64| ranges.iter().any(|&(s, e)| s <= a && e >= b);
+    let seen = gone
+        .iter()
+        .filter(|&&o| covered(lo + o as u64, lo + (o + piece) as u64))
+        .count();
+    eprintln!(
+        "{faults} faults; {seen} of {} MiB recorded unmapped; ranges {ranges:x?}; mapping {lo:#x}..{mid:#x}..{hi:#x}",
+        gone.len()
     );
+    assert!(faults >= bytes / page * 9 / 10, "only {faults} faults");
+    // All but the first (the top MiB) joined an empty range.
+    for &o in &gone[1..] {
+        let (a, b) = (lo + o as u64, lo + (o + piece) as u64);
+        assert!(covered(a, b), "{a:#x}..{b:#x}, unmapped, not recorded");
+    }
     assert!(
         !ranges.iter().any(|&(s, e)| s < mid && e > lo),
         "the lower half, still mapped, recorded as unmapped"
