@@ -929,52 +929,13 @@ fn faults_of_a_process_swapped_out_before_recording_are_recorded() {
     let swap = lab::SwapFile::create(&dir, 256 << 20, None).expect("swap");
     let out = dir.join("before.swt");
     let (bytes, page) = (32usize << 20, 4096usize);
-    // SAFETY: a private anonymous mapping of this test, unmapped below.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            bytes,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    } as *mut u8;
-    assert_ne!(p as *mut libc::c_void, libc::MAP_FAILED);
-    for off in (0..bytes).step_by(page) {
-        // SAFETY: inside the mapping; not zero, so the swap-out writes it.
-        unsafe { p.add(off).write_volatile((off / page) as u8 | 1) };
-    }
-    // SAFETY: the mapping above.
-    assert_eq!(
-        unsafe { libc::madvise(p.cast(), bytes, libc::MADV_PAGEOUT) },
-        0
-    );
+    let p = swapped_out_mapping(bytes);
     let swapped = lab::proc_kib("/proc/self/status", "VmSwap").unwrap() * 1024 / page as u64;
     assert!(
         swapped as usize >= bytes / page * 9 / 10,
         "only {swapped} pages went out"
     );
-    let pid = std::process::id().to_string();
-    let mut rec = std::process::Command::new(EXE)
-        .args([
-            "record",
-            "--quiet",
-            "--duration",
-            "20s",
-            "--pid",
-            &pid,
-            "-o",
-        ])
-        .arg(&out)
-        .spawn()
-        .unwrap();
-    // The trace is put in place once the probes are attached.
-    let t0 = std::time::Instant::now();
-    while !out.exists() {
-        assert!(t0.elapsed().as_secs() < 20, "record did not start");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut rec = record_this_process(&out);
     let mut sum = 0u64;
     for off in (0..bytes).step_by(page) {
         // SAFETY: inside the mapping.
@@ -1052,50 +1013,15 @@ fn munmap_while_recording_is_recorded() {
     let swap = lab::SwapFile::create(&dir, 256 << 20, None).expect("swap");
     let out = dir.join("munmap.swt");
     let (bytes, page, piece) = (32usize << 20, 4096usize, 1usize << 20);
-    // SAFETY: a private anonymous mapping of this test, unmapped below.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            bytes,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    } as *mut u8;
-    assert_ne!(p as *mut libc::c_void, libc::MAP_FAILED);
+    // Out before recording: the recorder follows processes holding swap.
+    let p = swapped_out_mapping(bytes);
     let touch = |from: usize, to: usize| {
         for off in (from..to).step_by(page) {
             // SAFETY: inside the mapping; not zero, so the swap-out writes it.
             unsafe { p.add(off).write_volatile((off / page) as u8 | 1) };
         }
     };
-    touch(0, bytes);
-    // Out before recording: the recorder follows processes holding swap.
-    // SAFETY: the mapping above.
-    assert_eq!(
-        unsafe { libc::madvise(p.cast(), bytes, libc::MADV_PAGEOUT) },
-        0
-    );
-    let pid = std::process::id().to_string();
-    let mut rec = std::process::Command::new(EXE)
-        .args([
-            "record",
-            "--quiet",
-            "--duration",
-            "20s",
-            "--pid",
-            &pid,
-            "-o",
-        ])
-        .arg(&out)
-        .spawn()
-        .unwrap();
-    let t0 = std::time::Instant::now();
-    while !out.exists() {
-        assert!(t0.elapsed().as_secs() < 20, "record did not start");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut rec = record_this_process(&out);
     // Faulted back while recorded: the trace holds these pages. Then the
     // upper half unmapped a MiB at a time, top down.
     touch(0, bytes);
@@ -1153,4 +1079,58 @@ fn munmap_while_recording_is_recorded() {
     );
     drop(swap);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A private anonymous mapping of `bytes` in this process, every page
+/// written (not zero, so the swap-out writes it) and paged out; the caller
+/// unmaps it.
+fn swapped_out_mapping(bytes: usize) -> *mut u8 {
+    let page = 4096;
+    // SAFETY: a new private anonymous mapping.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    } as *mut u8;
+    assert_ne!(p as *mut libc::c_void, libc::MAP_FAILED);
+    for off in (0..bytes).step_by(page) {
+        // SAFETY: inside the mapping.
+        unsafe { p.add(off).write_volatile((off / page) as u8 | 1) };
+    }
+    // SAFETY: the mapping above.
+    assert_eq!(
+        unsafe { libc::madvise(p.cast(), bytes, libc::MADV_PAGEOUT) },
+        0
+    );
+    p
+}
+
+/// `record --pid` of this process to `out` (20 s at most), once its probes
+/// are attached (the trace is put in place then); SIGINT stops it.
+fn record_this_process(out: &std::path::Path) -> std::process::Child {
+    let pid = std::process::id().to_string();
+    let rec = std::process::Command::new(EXE)
+        .args([
+            "record",
+            "--quiet",
+            "--duration",
+            "20s",
+            "--pid",
+            &pid,
+            "-o",
+        ])
+        .arg(out)
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !out.exists() {
+        assert!(t0.elapsed().as_secs() < 20, "record did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    rec
 }
