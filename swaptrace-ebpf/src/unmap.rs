@@ -70,8 +70,9 @@ pub fn vm_unmapped_area / vm_unmapped_area_2 (ctx: RawTracePointContext) -> i32 
 /// around it, so the range may be wider than the unmapped one, and is
 /// empty all the same. A store of a VMA (a split, a merge, a new mapping)
 /// is not one. A NULL store that replaces one slot in place (exact fit)
-/// is not traced by the kernel: such a munmap is not seen. No twin: its calls share their first argument (the name
-/// of the maple tree function), which is how twins tell calls apart.
+/// is not traced by the kernel: such a munmap is not seen. No twin: its
+/// calls share their first argument (the name of the maple tree
+/// function), which is how twins tell calls apart.
 #[raw_tracepoint(tracepoint = "ma_write")]
 pub fn ma_write(ctx: RawTracePointContext) -> i32 {
     if ctx.arg::<u64>(3) != 0 || !selected() {

@@ -394,19 +394,16 @@ impl Recorder {
                 let (mut start, mut end) = (ev.addr, ev.addr.saturating_add(ev.entry));
                 // A new mapping in a moved-from range: its swap-outs are its
                 // own. Not so the old range cleared after its move.
-                let cleared = ev.nr == UNMAPPED_CLEARED;
-                if cleared {
+                if ev.nr == UNMAPPED_CLEARED {
                     // The maple tree widens a cleared range over the empty
                     // ones around it (terabytes): only what the trace may
                     // hold of it counts.
                     let (lo, hi) = self.extent.get(&mm).copied().unwrap_or_default();
                     (start, end) = (start.max(lo), end.min(hi));
-                }
-                if !cleared
-                    && self
-                        .moves
-                        .get(&mm)
-                        .is_some_and(|&(_, from, _, len)| from < end && start < from + len)
+                } else if self
+                    .moves
+                    .get(&mm)
+                    .is_some_and(|&(_, from, _, len)| from < end && start < from + len)
                 {
                     self.moves.remove(&mm);
                 }
