@@ -200,6 +200,7 @@ impl Recorder {
                     if self.vmas.insert((mm, start), end) != Some(end) {
                         out.push(Record::Vma { ts, mm, start, end });
                     }
+                    self.spans(mm, start, end);
                 }
                 if mm != 0 {
                     for (i, e) in entry.folio(ev.nr.max(1) as u64).enumerate() {
@@ -207,9 +208,6 @@ impl Recorder {
                     }
                     let at = vpage << self.page_shift;
                     self.spans(mm, at, at + ((ev.nr.max(1) as u64) << self.page_shift));
-                    if let Some(start) = vma_start {
-                        self.spans(mm, start, at);
-                    }
                 }
                 let how = if ev.flags & flag::OUT_ZSWAP != 0 {
                     OutKind::Zswap
@@ -408,8 +406,10 @@ impl Recorder {
                     self.moves.remove(&mm);
                 }
                 // The VMAs recorded there are gone.
-                self.forget_vmas(mm, start, end);
-                (start < end).then_some(Record::Unmapped { ts, mm, start, end })
+                (start < end).then(|| {
+                    self.forget_vmas(mm, start, end);
+                    Record::Unmapped { ts, mm, start, end }
+                })
             }
             kind::MOVED => {
                 let mm = self.mm(ev.mm, ev.pid, out);

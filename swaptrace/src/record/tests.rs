@@ -380,4 +380,21 @@ fn a_cleared_range_is_cut_to_what_the_trace_holds() {
         unmapped(&mut out),
         vec![(0x7f00_0005_0000, 0x7f00_0006_0000)]
     );
+    // A recorded VMA counts whole: its cleared tail, past every page the
+    // trace holds, is kept (the replay's VMA shrinks with it).
+    let mut o = ev(kind::SWAP_OUT);
+    (o.mm, o.addr, o.entry, o.nr) = (mm, 0x7f10_0000_0000, (1u64 << 58) | 9, 1);
+    o.flags2 = exact2::BOUNDS;
+    (o.aux, o.zero) = (0, 64);
+    r.ingest(&o, &mut out);
+    out.clear();
+    r.ingest(&cleared(0x7f10_0002_0000, 0x7fff_ffff_ffff), &mut out);
+    assert_eq!(
+        unmapped(&mut out),
+        vec![(0x7f10_0002_0000, 0x7f10_0004_0000)]
+    );
+    // Outside, with VMAs recorded: still no record (and no empty range
+    // taken out of them).
+    r.ingest(&cleared(0x7f20_0000_0000, 0x7f20_0000_ffff), &mut out);
+    assert_eq!(unmapped(&mut out), vec![]);
 }
