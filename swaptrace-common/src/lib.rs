@@ -115,6 +115,8 @@ pub mod names {
     pub const COLLAPSE: &str = "collapse";
     /// A VMA's bounds, first seen or changed (made by userspace).
     pub const VMA: &str = "vma";
+    /// A range whose swap entries `madvise()` freed (made by userspace).
+    pub const ZAPPED: &str = "zapped";
     /// Events the probe could not deliver (made by userspace).
     pub const LOST: &str = "lost";
 }
@@ -179,6 +181,14 @@ macro_rules! kernel_constants {
             K_REGS_ARG0 = u64::MAX,
             K_REGS_ARG1 = u64::MAX,
             K_NR_MREMAP = u64::MAX,
+            /// The third and fourth arguments, and the calls whose zaps
+            /// name their range ([`zap_range`](crate::zap_range)).
+            /// Unknown: zaps carry no range.
+            K_REGS_ARG2 = u64::MAX,
+            K_REGS_ARG3 = u64::MAX,
+            K_NR_MUNMAP = u64::MAX,
+            K_NR_MMAP = u64::MAX,
+            K_NR_MADVISE = u64::MAX,
             /// `enum vm_event_item` values, as seen by `count_memcg_events`.
             K_EV_PSWPIN = u64::MAX,
             K_EV_PSWPOUT = u64::MAX,
@@ -405,6 +415,18 @@ pub mod read_kind {
 /// space's maple tree (`munmap()`), not found free for a new mapping.
 pub const UNMAPPED_CLEARED: u32 = 1;
 
+/// A ZAP event's `nr`: which system call freed the swap entries, read from
+/// its saved registers; `addr` and `aux` (pages, saturated) are its range.
+pub mod zap_range {
+    /// None known (exit, another call, or no registers): no range.
+    pub const NONE: u32 = 0;
+    /// `munmap()`, or `mmap(MAP_FIXED)` over a mapping: VMAs gone too.
+    pub const UNMAP: u32 = 1;
+    /// `madvise(MADV_DONTNEED, _FREE, _REMOVE, _DONTNEED_LOCKED)`: the
+    /// VMAs stay.
+    pub const MADVISE: u32 = 2;
+}
+
 /// One event from the eBPF side, 64 bytes.
 ///
 /// Field use by kind:
@@ -421,7 +443,8 @@ pub const UNMAPPED_CLEARED: u32 = 1;
 ///   `entry` = none_or_zero << 32 | status as u32.
 /// - COLLAPSE: `mm`, `flags` bit 0 isolated, `entry` = status as u32.
 /// - ZAP: `mm`, `entry` = MM_SWAPENTS left (the percpu counter's global
-///   count, as i64: approximate by up to its batch per CPU; `u64::MAX` unread).
+///   count, as i64: approximate by up to its batch per CPU; `u64::MAX` unread);
+///   `nr` a [`zap_range`], `addr` its start, `aux` its pages.
 /// - UNMAPPED: `mm`, `addr` start, `entry` length in bytes, `nr`
 ///   [`UNMAPPED_CLEARED`] for a range cleared (else found free). MOVED: `mm`,
 ///   `addr` the new start, `entry` the old one, `nr` pages moved (saturated).

@@ -615,6 +615,12 @@ fn zap(mm: u64) {
     ev.entry = left.unwrap_or(u64::MAX);
     if exiting {
         ev.flags = flag::EXITING;
+    } else if let Some((k, start, len)) = crate::unmap::zap_range() {
+        ev.nr = k;
+        ev.addr = start;
+        let shift = g(&K_PAGE_SHIFT) & 63;
+        let pages = (len >> shift) + (len & ((1 << shift) - 1) != 0) as u64;
+        ev.aux = pages.min(u32::MAX as u64) as u32;
     }
     emit(ev);
 }

@@ -15,7 +15,7 @@ use aya_ebpf::{
     macros::raw_tracepoint,
     programs::RawTracePointContext,
 };
-use swaptrace_common::{kind, UNMAPPED_CLEARED};
+use swaptrace_common::{kind, zap_range, UNMAPPED_CLEARED};
 
 use crate::konst::*;
 use crate::swap::{current_mm, emit, event, g, holds_swap, known, read_u64, selected};
@@ -117,24 +117,58 @@ pub fn ma_write(ctx: RawTracePointContext) -> i32 {
 #[inline(always)]
 fn mremap_source() -> Option<(u64, u64)> {
     let nr = g(&K_NR_MREMAP);
-    if !known(nr) {
+    if !known(nr) || saved_reg(g(&K_REGS_NR))? != nr {
+        return None;
+    }
+    let from = saved_reg(g(&K_REGS_ARG0))?;
+    let len = saved_reg(g(&K_REGS_ARG1))?;
+    (len > 0).then_some((from, len))
+}
+
+/// The current task's saved user register at `off` in `struct pt_regs`.
+#[inline(always)]
+fn saved_reg(off: u64) -> Option<u64> {
+    if !known(off) {
         return None;
     }
     // SAFETY: the current task's saved user registers; read by probe only.
     let regs = unsafe { bpf_task_pt_regs(bpf_get_current_task_btf()) } as *const u8;
     // A typed pointer: the offsets (constants once loaded) may be added to
     // it, but it may not be logged or otherwise computed on (read_u64).
-    let reg = |off: u64| {
-        if !known(off) {
+    // SAFETY: bpf_probe_read_kernel checks the address.
+    unsafe { bpf_probe_read_kernel(regs.wrapping_add(off as usize).cast::<u64>()) }.ok()
+}
+
+const MAP_FIXED: u64 = 0x10;
+/// MADV_REMOVE, MADV_DONTNEED, MADV_FREE, MADV_DONTNEED_LOCKED.
+const MADV_REMOVE: u64 = 9;
+const MADV_DONTNEED: u64 = 4;
+const MADV_FREE: u64 = 8;
+const MADV_DONTNEED_LOCKED: u64 = 24;
+
+/// The system call that zaps the current task's swap entries, if it names
+/// their range ([`zap_range`]): `munmap(addr, len)`, `mmap(addr, len, _,
+/// MAP_FIXED)` over a mapping, `madvise(addr, len, MADV_DONTNEED | _FREE
+/// | _REMOVE | _DONTNEED_LOCKED)`. `(kind, start, len)`.
+#[inline(always)]
+pub(crate) fn zap_range() -> Option<(u32, u64, u64)> {
+    let nr = saved_reg(g(&K_REGS_NR))?;
+    let kind = if nr == g(&K_NR_MUNMAP) {
+        zap_range::UNMAP
+    } else if nr == g(&K_NR_MMAP) {
+        if saved_reg(g(&K_REGS_ARG3))? & MAP_FIXED == 0 {
             return None;
         }
-        // SAFETY: bpf_probe_read_kernel checks the address.
-        unsafe { bpf_probe_read_kernel(regs.wrapping_add(off as usize).cast::<u64>()) }.ok()
-    };
-    if reg(g(&K_REGS_NR))? != nr {
+        zap_range::UNMAP
+    } else if nr == g(&K_NR_MADVISE) {
+        match saved_reg(g(&K_REGS_ARG2))? {
+            MADV_DONTNEED | MADV_FREE | MADV_REMOVE | MADV_DONTNEED_LOCKED => zap_range::MADVISE,
+            _ => return None,
+        }
+    } else {
         return None;
-    }
-    let from = reg(g(&K_REGS_ARG0))?;
-    let len = reg(g(&K_REGS_ARG1))?;
-    (len > 0).then_some((from, len))
+    };
+    let start = saved_reg(g(&K_REGS_ARG0))?;
+    let len = saved_reg(g(&K_REGS_ARG1))?;
+    (len > 0).then_some((kind, start, len))
 }

@@ -1015,12 +1015,7 @@ fn munmap_while_recording_is_recorded() {
     let (bytes, page, piece) = (32usize << 20, 4096usize, 1usize << 20);
     // Out before recording: the recorder follows processes holding swap.
     let p = swapped_out_mapping(bytes);
-    let touch = |from: usize, to: usize| {
-        for off in (from..to).step_by(page) {
-            // SAFETY: inside the mapping; not zero, so the swap-out writes it.
-            unsafe { p.add(off).write_volatile((off / page) as u8 | 1) };
-        }
-    };
+    let touch = |from: usize, to: usize| write_pages(p, from, to);
     let mut rec = record_this_process(&out);
     // Faulted back while recorded: the trace holds these pages. Then the
     // upper half unmapped a MiB at a time, top down.
@@ -1081,11 +1076,74 @@ fn munmap_while_recording_is_recorded() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn zaps_name_their_range() {
+    let _lock = live("zaps_name_their_range");
+    let dir = scratch();
+    let swap = lab::SwapFile::create(&dir, 256 << 20, None).expect("swap");
+    let out = dir.join("zap.swt");
+    let (bytes, mib) = (16usize << 20, 1usize << 20);
+    let p = swapped_out_mapping(bytes);
+    let mut rec = record_this_process(&out);
+    // Faulted back and paged out again while recorded: the trace holds
+    // the pages, and they hold swap entries.
+    write_pages(p, 0, bytes);
+    // SAFETY: the mapping.
+    assert_eq!(
+        unsafe { libc::madvise(p.cast(), bytes, libc::MADV_PAGEOUT) },
+        0
+    );
+    // madvise() of the first 4 MiB; then 8-10 MiB made a VMA of its own
+    // (mprotect splits it out) and unmapped: an exact fit, which the maple
+    // tree's tracepoint does not see.
+    // SAFETY: inside the mapping.
+    unsafe {
+        assert_eq!(libc::madvise(p.cast(), 4 * mib, libc::MADV_DONTNEED), 0);
+        let mid = p.add(8 * mib).cast();
+        assert_eq!(libc::mprotect(mid, 2 * mib, libc::PROT_READ), 0);
+        assert_eq!(libc::munmap(mid, 2 * mib), 0);
+    }
+    // SAFETY: SIGINT ends the recording (it finalizes the trace).
+    unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
+    assert!(rec.wait().unwrap().success());
+    // SAFETY: the mapping, its piece at 8 MiB already gone.
+    unsafe { libc::munmap(p.cast(), bytes) };
+    let t = read_trace(&out).unwrap();
+    let lo = p as u64;
+    let (mut zapped, mut unmapped) = (Vec::new(), Vec::new());
+    for r in &t.records {
+        match *r {
+            Record::Zapped { start, end, .. } => zapped.push((start - lo, end - lo)),
+            Record::Unmapped { start, end, .. } if start >= lo => {
+                unmapped.push((start - lo, end - lo))
+            }
+            _ => {}
+        }
+    }
+    eprintln!("zapped {zapped:x?}; unmapped {unmapped:x?} (offsets in the mapping)");
+    let m = mib as u64;
+    assert!(
+        zapped.iter().any(|&(s, e)| s == 0 && e == 4 * m),
+        "madvise(MADV_DONTNEED) of 0..4 MiB not recorded"
+    );
+    assert!(
+        unmapped.iter().any(|&(s, e)| s == 8 * m && e == 10 * m),
+        "munmap() of 8..10 MiB not recorded"
+    );
+    let touches = |&(s, e): &(u64, u64)| s < 8 * m && e > 4 * m || s < 16 * m && e > 10 * m;
+    assert!(
+        !zapped.iter().chain(&unmapped).any(touches),
+        "a range still mapped recorded as zapped or unmapped"
+    );
+    drop(swap);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A private anonymous mapping of `bytes` in this process, every page
 /// written (not zero, so the swap-out writes it) and paged out; the caller
 /// unmaps it.
 fn swapped_out_mapping(bytes: usize) -> *mut u8 {
-    let page = 4096;
     // SAFETY: a new private anonymous mapping.
     let p = unsafe {
         libc::mmap(
@@ -1098,16 +1156,22 @@ fn swapped_out_mapping(bytes: usize) -> *mut u8 {
         )
     } as *mut u8;
     assert_ne!(p as *mut libc::c_void, libc::MAP_FAILED);
-    for off in (0..bytes).step_by(page) {
-        // SAFETY: inside the mapping.
-        unsafe { p.add(off).write_volatile((off / page) as u8 | 1) };
-    }
+    write_pages(p, 0, bytes);
     // SAFETY: the mapping above.
     assert_eq!(
         unsafe { libc::madvise(p.cast(), bytes, libc::MADV_PAGEOUT) },
         0
     );
     p
+}
+
+/// Writes each page of `[from, to)` of the mapping at `p` (not zero, so
+/// that a swap-out writes it): a fault on each that is swapped out.
+fn write_pages(p: *mut u8, from: usize, to: usize) {
+    for off in (from..to).step_by(4096) {
+        // SAFETY: the caller's mapping holds the range.
+        unsafe { p.add(off).write_volatile((off / 4096) as u8 | 1) };
+    }
 }
 
 /// `record --pid` of this process to `out` (20 s at most), once its probes

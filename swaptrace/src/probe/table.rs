@@ -545,7 +545,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
     AttachPoint {
         metric: "free-latency",
         backend: Backend::Tracepoint,
-        attach: "kmem:rss_stat(MM_SWAPENTS) outside faults: zap batches at exit/munmap",
+        attach: "kmem:rss_stat(MM_SWAPENTS) outside faults: zap batches at exit, munmap, mmap(MAP_FIXED) and madvise (the last three with their range)",
         requires: &[
             Req::Tracepoint("rss_stat", &["mm", "member"]),
             Req::Member("task_struct", "flags"),

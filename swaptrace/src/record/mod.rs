@@ -26,7 +26,7 @@ use crate::trace::{pages, Summary};
 use crate::trace::{OutKind, RaSource, ReadKind, Record, SwapEntry, Syscall};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use swaptrace_common::{
-    exact, exact2, flag, kind, read_kind, FreeBatchEvent, RawEvent, UNMAPPED_CLEARED,
+    exact, exact2, flag, kind, read_kind, zap_range, FreeBatchEvent, RawEvent, UNMAPPED_CLEARED,
 };
 
 /// Most entries taken from one range free: a swap cluster (SWAPFILE_CLUSTER,
@@ -51,6 +51,9 @@ pub struct Recorder {
     /// mm -> the byte range its swap-outs, faults and VMAs recorded span:
     /// what a replay may hold of it.
     extent: HashMap<u32, (u64, u64)>,
+    /// mm -> the range of its last zap record (a call zaps a PTE table at
+    /// a time, each an event), until a swap-out or fault there.
+    zapped: HashMap<u32, (u32, u64, u64)>,
     pub summary: Summary,
 }
 
@@ -158,6 +161,69 @@ impl Recorder {
     fn spans(&mut self, mm: u32, start: u64, end: u64) {
         let e = self.extent.entry(mm).or_insert((start, end));
         *e = (e.0.min(start), e.1.max(end));
+        self.zapped.remove(&mm);
+    }
+
+    /// `[start, end)` of `mm` cut to what the trace may hold of it.
+    fn held(&self, mm: u32, start: u64, end: u64) -> (u64, u64) {
+        let (lo, hi) = self.extent.get(&mm).copied().unwrap_or_default();
+        (start.max(lo), end.min(hi))
+    }
+
+    /// `[start, end)` of `mm` unmapped: `cleared` from the maple tree, else
+    /// found free by a new mapping.
+    fn unmapped(
+        &mut self,
+        ts: u64,
+        mm: u32,
+        start: u64,
+        end: u64,
+        cleared: bool,
+    ) -> Option<Record> {
+        let (mut start, mut end) = (start, end);
+        // A new mapping in a moved-from range: its swap-outs are its own.
+        // Not so the old range cleared after its move.
+        if cleared {
+            // The maple tree widens a cleared range over the empty ones
+            // around it (terabytes): only what the trace may hold counts.
+            (start, end) = self.held(mm, start, end);
+        } else if self
+            .moves
+            .get(&mm)
+            .is_some_and(|&(_, from, _, len)| from < end && start < from + len)
+        {
+            self.moves.remove(&mm);
+        }
+        // The VMAs recorded there are gone.
+        (start < end).then(|| {
+            self.forget_vmas(mm, start, end);
+            Record::Unmapped { ts, mm, start, end }
+        })
+    }
+
+    /// The range a zap's system call named ([`zap_range`]): `munmap()` and
+    /// `mmap(MAP_FIXED)` as a cleared range, `madvise()` as a zapped one
+    /// (its VMAs stay). Once per call, and only what the trace may hold.
+    fn zap_range(&mut self, ev: &RawEvent, mm: u32, out: &mut Vec<Record>) {
+        if ev.nr == zap_range::NONE || ev.aux == 0 || mm == 0 {
+            return;
+        }
+        let mask = (1u64 << self.page_shift) - 1;
+        let start = ev.addr & !mask;
+        let end = ev.addr.saturating_add((ev.aux as u64) << self.page_shift);
+        if self.zapped.get(&mm) == Some(&(ev.nr, start, end)) {
+            return;
+        }
+        self.zapped.insert(mm, (ev.nr, start, end));
+        let ts = ev.ts_ns;
+        if ev.nr == zap_range::UNMAP {
+            out.extend(self.unmapped(ts, mm, start, end, true));
+            return;
+        }
+        let (start, end) = self.held(mm, start, end);
+        if start < end {
+            out.push(Record::Zapped { ts, mm, start, end });
+        }
     }
 
     /// A Task record the first time a thread is seen.
@@ -357,6 +423,7 @@ impl Recorder {
                 // swap-out in the owner's context, MADV_PAGEOUT).
                 let left = (ev.entry != u64::MAX).then_some(ev.entry as i64);
                 let mm = self.mm(ev.mm, 0, out);
+                self.zap_range(ev, mm, out);
                 Some(Record::Zap {
                     ts,
                     tid,
@@ -389,27 +456,8 @@ impl Recorder {
             }),
             kind::UNMAPPED => {
                 let mm = self.mm(ev.mm, ev.pid, out);
-                let (mut start, mut end) = (ev.addr, ev.addr.saturating_add(ev.entry));
-                // A new mapping in a moved-from range: its swap-outs are its
-                // own. Not so the old range cleared after its move.
-                if ev.nr == UNMAPPED_CLEARED {
-                    // The maple tree widens a cleared range over the empty
-                    // ones around it (terabytes): only what the trace may
-                    // hold of it counts.
-                    let (lo, hi) = self.extent.get(&mm).copied().unwrap_or_default();
-                    (start, end) = (start.max(lo), end.min(hi));
-                } else if self
-                    .moves
-                    .get(&mm)
-                    .is_some_and(|&(_, from, _, len)| from < end && start < from + len)
-                {
-                    self.moves.remove(&mm);
-                }
-                // The VMAs recorded there are gone.
-                (start < end).then(|| {
-                    self.forget_vmas(mm, start, end);
-                    Record::Unmapped { ts, mm, start, end }
-                })
+                let end = ev.addr.saturating_add(ev.entry);
+                self.unmapped(ts, mm, ev.addr, end, ev.nr == UNMAPPED_CLEARED)
             }
             kind::MOVED => {
                 let mm = self.mm(ev.mm, ev.pid, out);

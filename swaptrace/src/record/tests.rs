@@ -398,3 +398,65 @@ fn a_cleared_range_is_cut_to_what_the_trace_holds() {
     r.ingest(&cleared(0x7f20_0000_0000, 0x7f20_0000_ffff), &mut out);
     assert_eq!(unmapped(&mut out), vec![]);
 }
+
+#[test]
+fn a_zap_names_its_call_range_once() {
+    let mut r = Recorder::new(4096);
+    let mut out = Vec::new();
+    let mm = 0xffff_8880_0000_3000;
+    let vma = 0x7f10_0000_0000u64;
+    // A swap-out in a VMA of 64 pages.
+    let swap_out = |r: &mut Recorder, out: &mut Vec<Record>| {
+        let mut o = ev(kind::SWAP_OUT);
+        (o.mm, o.addr, o.entry, o.nr) = (mm, vma, (1u64 << 58) | 9, 1);
+        o.flags2 = exact2::BOUNDS;
+        (o.aux, o.zero) = (0, 64);
+        r.ingest(&o, out);
+    };
+    let zap = |call: u32, start: u64, pages: u32| {
+        let mut z = ev(kind::ZAP);
+        (z.mm, z.entry, z.nr, z.addr, z.aux) = (mm, 5, call, start, pages);
+        z
+    };
+    let ranges = |out: &mut Vec<Record>| -> Vec<(&'static str, u64, u64)> {
+        out.drain(..)
+            .filter_map(|r| match r {
+                Record::Unmapped { start, end, .. } => Some(("unmapped", start, end)),
+                Record::Zapped { start, end, .. } => Some(("zapped", start, end)),
+                Record::Vma { start, end, .. } => Some(("vma", start, end)),
+                _ => None,
+            })
+            .collect()
+    };
+    swap_out(&mut r, &mut out);
+    assert_eq!(ranges(&mut out), vec![("vma", vma, vma + 64 * 4096)]);
+    // madvise(): zapped, the VMA kept. Its next PTE table's zap is the
+    // same call: no second record.
+    let z = zap(zap_range::MADVISE, vma + 0x2000, 4);
+    r.ingest(&z, &mut out);
+    r.ingest(&z, &mut out);
+    assert_eq!(
+        ranges(&mut out),
+        vec![("zapped", vma + 0x2000, vma + 0x6000)]
+    );
+    swap_out(&mut r, &mut out);
+    assert_eq!(ranges(&mut out), vec![], "the VMA is still known");
+    // After that swap-out, the same call again is another zap.
+    r.ingest(&z, &mut out);
+    assert_eq!(
+        ranges(&mut out),
+        vec![("zapped", vma + 0x2000, vma + 0x6000)]
+    );
+    // munmap(): unmapped, cut to what the trace holds, the VMA forgotten.
+    r.ingest(&zap(zap_range::UNMAP, vma, 1 << 20), &mut out);
+    assert_eq!(ranges(&mut out), vec![("unmapped", vma, vma + 64 * 4096)]);
+    swap_out(&mut r, &mut out);
+    assert_eq!(ranges(&mut out), vec![("vma", vma, vma + 64 * 4096)]);
+    // No call named (exit, another call): the zap alone.
+    r.ingest(&zap(zap_range::NONE, vma, 4), &mut out);
+    assert!(out.iter().any(|r| matches!(r, Record::Zap { .. })));
+    assert_eq!(ranges(&mut out), vec![]);
+    // Outside what the trace holds: nothing.
+    r.ingest(&zap(zap_range::MADVISE, 0x1000, 4), &mut out);
+    assert_eq!(ranges(&mut out), vec![]);
+}

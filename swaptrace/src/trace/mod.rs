@@ -323,6 +323,15 @@ pub enum Record {
         start: u64,
         end: u64,
     },
+    /// `madvise(MADV_DONTNEED, _FREE, _REMOVE)` freed the swap entries of
+    /// `[start, end)` of address space `mm` (`zap_pte_range()`), and its
+    /// pages; its VMAs stay. Seen where the range held swap entries.
+    Zapped {
+        ts: u64,
+        mm: u32,
+        start: u64,
+        end: u64,
+    },
     /// `mremap()` moved `len` bytes of address space `mm` from `from` to
     /// `to`: the pages there, their swap entries and VMAs (`move_vma()`).
     /// Comes after the [`Record::Unmapped`] of the new range.
@@ -369,6 +378,7 @@ impl Record {
             Record::OutFreed { .. } => names::OUT_FREED,
             Record::Isolated { .. } => names::ISOLATED,
             Record::Unmapped { .. } => names::UNMAPPED,
+            Record::Zapped { .. } => names::ZAPPED,
             Record::Moved { .. } => names::MOVED,
             Record::Lost { .. } => names::LOST,
             Record::Vma { .. } => names::VMA,

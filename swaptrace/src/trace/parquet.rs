@@ -585,7 +585,9 @@ fn row(r: &Record) -> Row<'_> {
             count: w(*count),
             ..Row::default()
         },
-        Record::Vma { ts, mm, start, end } | Record::Unmapped { ts, mm, start, end } => Row {
+        Record::Vma { ts, mm, start, end }
+        | Record::Unmapped { ts, mm, start, end }
+        | Record::Zapped { ts, mm, start, end } => Row {
             ts: w(*ts),
             mm: n(*mm),
             vaddr: w(*start),

@@ -158,6 +158,12 @@ fn one_of_each() -> Vec<Record> {
             ts: 0,
             entry: SwapEntry { dev: 1, offset: 78 },
         },
+        Record::Zapped {
+            ts: 0,
+            mm: 1,
+            start: 0x7f00_0000_0000,
+            end: 0x7f00_0020_0000,
+        },
         Record::Moved {
             ts: 0,
             mm: 1,
@@ -166,7 +172,7 @@ fn one_of_each() -> Vec<Record> {
             len: 0x8_0000,
         },
     ];
-    let mut seen = [false; 22];
+    let mut seen = [false; 23];
     for r in &all {
         let i = match r {
             Record::Task { .. } => 0,
@@ -191,6 +197,7 @@ fn one_of_each() -> Vec<Record> {
             Record::Unmapped { .. } => 19,
             Record::Isolated { .. } => 20,
             Record::Moved { .. } => 21,
+            Record::Zapped { .. } => 22,
         };
         seen[i] = true;
     }

@@ -120,13 +120,19 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
     put(K_MAS_INDEX, off("ma_state", "index"));
     put(K_MAS_LAST, off("ma_state", "last"));
     put(K_MM_MT, off("mm_struct", "mm_mt"));
-    // mremap() moves, from the syscall's saved registers (x86_64 only:
-    // other ABIs name them otherwise; there no move is recorded).
+    // mremap() moves and zaps' ranges, from the syscall's saved registers
+    // (x86_64 only: other ABIs name them otherwise; there none is recorded).
     if cfg!(target_arch = "x86_64") {
         put(K_REGS_NR, off("pt_regs", "orig_ax"));
         put(K_REGS_ARG0, off("pt_regs", "di"));
         put(K_REGS_ARG1, off("pt_regs", "si"));
         put(K_NR_MREMAP, Ok(libc::SYS_mremap as u64));
+        // The range of a zap: munmap(), mmap(MAP_FIXED), madvise().
+        put(K_REGS_ARG2, off("pt_regs", "dx"));
+        put(K_REGS_ARG3, off("pt_regs", "r10"));
+        put(K_NR_MUNMAP, Ok(libc::SYS_munmap as u64));
+        put(K_NR_MMAP, Ok(libc::SYS_mmap as u64));
+        put(K_NR_MADVISE, Ok(libc::SYS_madvise as u64));
     }
     put(K_EV_PSWPIN, ev("PSWPIN"));
     put(K_EV_PSWPOUT, ev("PSWPOUT"));

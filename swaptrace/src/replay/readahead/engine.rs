@@ -111,6 +111,7 @@ impl Model<'_> {
             Event::Swapoff { .. }
             | Event::Vma { .. }
             | Event::Unmapped { .. }
+            | Event::Zapped { .. }
             | Event::Moved { .. }
             | Event::Writeback { .. }
             | Event::Paid { .. } => {}
@@ -302,8 +303,8 @@ impl Model<'_> {
         self.evict(1);
     }
 
-    /// Pages `[start, end)` of `mm` were unmapped (munmap, seen when a new
-    /// mapping takes the range): `zap_pte_range()` freed their swap entries
+    /// Pages `[start, end)` of `mm` were unmapped or zapped (munmap,
+    /// madvise): `zap_pte_range()` freed their swap entries
     /// (`free_swap_and_cache()`) and their pages.
     fn unmapped(&mut self, mm: u32, start: u64, end: u64) {
         for (vpage, e) in self.pages.take_range(mm, start, end) {
@@ -724,6 +725,8 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                 model.unmapped(mm, start, end);
                 policy.on_unmap(mm, start, end);
             }
+            // The VMAs stay, and with them the policy's state.
+            Event::Zapped { mm, start, end, .. } => model.unmapped(mm, start, end),
             Event::Moved {
                 mm, from, to, len, ..
             } => {

@@ -77,6 +77,14 @@ pub enum Event {
         start: u64,
         end: u64,
     },
+    /// `madvise()` zapped pages `[start, end)` of address space `mm`:
+    /// their PTEs, slots and pages are gone, their VMAs stay.
+    Zapped {
+        ts: u64,
+        mm: u32,
+        start: u64,
+        end: u64,
+    },
     /// `mremap()` moved pages `[from, from + len)` of `mm` to `to`: their
     /// PTEs, slots and VMAs go with them.
     Moved {
@@ -102,6 +110,7 @@ impl Event {
             | Event::Isolated { ts, .. }
             | Event::Vma { ts, .. }
             | Event::Unmapped { ts, .. }
+            | Event::Zapped { ts, .. }
             | Event::Moved { ts, .. } => *ts,
         }
     }
@@ -499,15 +508,17 @@ impl InputBuilder {
                 out.push(Event::Writeback { ts, nr })
             }
             Record::Reclaim { begin: true, .. } => self.reclaimed = true,
-            Record::Vma { ts, mm, start, end } | Record::Unmapped { ts, mm, start, end }
+            Record::Vma { ts, mm, start, end }
+            | Record::Unmapped { ts, mm, start, end }
+            | Record::Zapped { ts, mm, start, end }
                 if end > start =>
             {
                 // The pages the byte range touches.
                 let (start, end) = (start >> self.shift, ((end - 1) >> self.shift) + 1);
-                out.push(if matches!(r, Record::Vma { .. }) {
-                    Event::Vma { ts, mm, start, end }
-                } else {
-                    Event::Unmapped { ts, mm, start, end }
+                out.push(match r {
+                    Record::Vma { .. } => Event::Vma { ts, mm, start, end },
+                    Record::Unmapped { .. } => Event::Unmapped { ts, mm, start, end },
+                    _ => Event::Zapped { ts, mm, start, end },
                 })
             }
             Record::Moved {

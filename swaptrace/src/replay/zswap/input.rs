@@ -515,7 +515,7 @@ impl EventBuilder {
                     emit(&mut self.events, out, ev);
                 }
             }
-            Record::Unmapped { mm, start, end, .. } => {
+            Record::Unmapped { mm, start, end, .. } | Record::Zapped { mm, start, end, .. } => {
                 if let Some(v) = &mut self.vma {
                     v.unmapped(*mm, start / self.page_size, end.div_ceil(self.page_size));
                 }

@@ -595,6 +595,7 @@ pub fn reads(r: &Record) -> bool {
             | Record::Lost { .. }
             | Record::OutFreed { .. }
             | Record::Unmapped { .. }
+            | Record::Zapped { .. }
             | Record::Moved { .. }
     )
 }

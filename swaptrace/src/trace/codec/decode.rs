@@ -401,7 +401,7 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
             what: c.str()?,
             count: c.var()?,
         },
-        K_VMA | K_UNMAPPED => {
+        K_VMA | K_UNMAPPED | K_ZAPPED => {
             // An address space's range: ts, mm, start, length.
             let ts = c.delta(&mut st.ts)?;
             let mm = c.u32()?;
@@ -409,10 +409,10 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
             let end = start
                 .checked_add(c.var()?)
                 .ok_or(Bad::Field("range ends past 2^64"))?;
-            if kind == K_VMA {
-                Record::Vma { ts, mm, start, end }
-            } else {
-                Record::Unmapped { ts, mm, start, end }
+            match kind {
+                K_VMA => Record::Vma { ts, mm, start, end },
+                K_UNMAPPED => Record::Unmapped { ts, mm, start, end },
+                _ => Record::Zapped { ts, mm, start, end },
             }
         }
         K_OUT_FREED => Record::OutFreed {

@@ -29,6 +29,8 @@ const K_ISOLATED: u8 = 21;
 const K_MOVED: u8 = 22;
 /// An `out_freed` of a large folio freed whole, with its page count.
 const K_OUT_FREED_FOLIO: u8 = 23;
+/// A range `madvise()` zapped (older readers skip it).
+const K_ZAPPED: u8 = 24;
 
 const PAGE_SHIFT: u32 = 12;
 
@@ -344,15 +346,17 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             put(&mut b, *count);
             K_LOST
         }
-        Record::Vma { ts, mm, start, end } | Record::Unmapped { ts, mm, start, end } => {
+        Record::Vma { ts, mm, start, end }
+        | Record::Unmapped { ts, mm, start, end }
+        | Record::Zapped { ts, mm, start, end } => {
             put_delta(&mut b, &mut st.ts, *ts);
             put(&mut b, *mm as u64);
             put(&mut b, *start);
             put(&mut b, end.wrapping_sub(*start));
-            if matches!(r, Record::Vma { .. }) {
-                K_VMA
-            } else {
-                K_UNMAPPED
+            match r {
+                Record::Vma { .. } => K_VMA,
+                Record::Unmapped { .. } => K_UNMAPPED,
+                _ => K_ZAPPED,
             }
         }
         Record::OutFreed { ts, entry, nr } if *nr > 1 => {

@@ -164,6 +164,12 @@ pub(crate) fn samples() -> Vec<Record> {
             ts: 1_000_400,
             entry: SwapEntry { dev: 1, offset: 90 },
         },
+        Record::Zapped {
+            ts: 1_000_450,
+            mm: 1,
+            start: 0x7f00_0010_0000,
+            end: 0x7f00_0030_0000,
+        },
         Record::Moved {
             ts: 1_000_500,
             mm: 1,

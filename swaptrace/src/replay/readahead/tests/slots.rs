@@ -127,6 +127,42 @@ fn an_unmapped_range_loses_its_swap_ptes_and_readahead_state() {
     assert_eq!((stale.pswpin, stale.swap_ra), (8 + 4, 7 + 3));
 }
 
+/// Pages 0x1000-0x103f of a VMA swapped out (slots 1-64) and faulted at
+/// 0x1030; `madvise(MADV_DONTNEED)` of 0x1010-0x1017 (if `zapped`); a
+/// fault at 0x1018 (slot 25).
+fn after_madvise(zapped: bool) -> Metrics {
+    let mut b = InputBuilder::new(4096);
+    b.add(&vma(1, 0x1000, 0x1040));
+    for i in 0..64 {
+        b.add(&out(2 + i, 1, 0x1000 + i, 1 + i));
+    }
+    b.add(&fault(100, 1, 0x1030, 49, false));
+    if zapped {
+        b.add(&Record::Zapped {
+            ts: 101,
+            mm: 1,
+            start: 0x1010 << 12,
+            end: 0x1018 << 12,
+        });
+    }
+    b.add(&fault(200, 1, 0x1018, 25, false));
+    run("vma", &b.finish(3, 1 << 20).unwrap())
+}
+
+#[test]
+fn a_zapped_range_loses_its_swap_ptes_and_keeps_readahead_state() {
+    // First fault: a fresh VMA (4 hits), window 8: 0x102d-0x1034 read.
+    // The VMA keeps swap_readahead_info (0 hits, last window 8), so
+    // __swapin_nr_pages() gives max(1, 8 / 2) = 4, centred on 0x1018:
+    // 0x1017-0x101a, of which 0x1017 no longer holds a swap PTE.
+    let m = after_madvise(true);
+    assert_eq!(m.windows, [(8, 1), (4, 1)].into());
+    assert_eq!((m.pswpin, m.swap_ra), (8 + 3, 7 + 2));
+    let kept = after_madvise(false);
+    assert_eq!(kept.windows, [(8, 1), (4, 1)].into());
+    assert_eq!((kept.pswpin, kept.swap_ra), (8 + 4, 7 + 3));
+}
+
 /// Pages 0x1000-0x103f of a VMA swapped out (slots 1-64), one fault at
 /// 0x1030; then `mremap()` moves them to 0x8000, and a fault at 0x8014
 /// (slot 21).
