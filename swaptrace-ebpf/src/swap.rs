@@ -593,6 +593,13 @@ fn zap(mm: u64) {
     if !selected() {
         return;
     }
+    // Inside a call that zaps (munmap, madvise): a zap, whatever the
+    // count's per-CPU batching shows of it.
+    let range = if exiting {
+        None
+    } else {
+        crate::unmap::zap_range()
+    };
     let left = read_u64(mm, g(&K_MM_SWAPENTS_COUNT));
     if let Some(n) = left.map(|v| v as i64) {
         // Not lower than the last one seen: a swap-out in the owner's
@@ -601,7 +608,7 @@ fn zap(mm: u64) {
             Some(p) => {
                 // SAFETY: this mm's value; a racing writer only repeats a zap.
                 let prev = unsafe { core::mem::replace(&mut *p, n) };
-                if n >= prev {
+                if n >= prev && range.is_none() {
                     return;
                 }
             }
@@ -615,7 +622,7 @@ fn zap(mm: u64) {
     ev.entry = left.unwrap_or(u64::MAX);
     if exiting {
         ev.flags = flag::EXITING;
-    } else if let Some((k, start, len)) = crate::unmap::zap_range() {
+    } else if let Some((k, start, len)) = range {
         ev.nr = k;
         ev.addr = start;
         let shift = g(&K_PAGE_SHIFT) & 63;
