@@ -85,16 +85,23 @@ fn vma(ts: u64, start: u64, end: u64) -> Record {
     }
 }
 
-/// A mapping of pages 0x1000-0x103f swapped out (slots 1-64) and faulted
-/// once at 0x1030; then unmapped (`unmapped`), and a new mapping at the
-/// same address swaps out 0x1010-0x1017 (slots 101-108) and faults 0x1014.
-fn remapped(unmapped: bool) -> Metrics {
+/// A VMA of pages 0x1000-0x103f swapped out (slots 1-64), faulted once at
+/// 0x1030 (ts 100).
+fn faulted_vma() -> InputBuilder {
     let mut b = InputBuilder::new(4096);
     b.add(&vma(1, 0x1000, 0x1040));
     for i in 0..64 {
         b.add(&out(2 + i, 1, 0x1000 + i, 1 + i));
     }
     b.add(&fault(100, 1, 0x1030, 49, false));
+    b
+}
+
+/// A mapping of pages 0x1000-0x103f swapped out (slots 1-64) and faulted
+/// once at 0x1030; then unmapped (`unmapped`), and a new mapping at the
+/// same address swaps out 0x1010-0x1017 (slots 101-108) and faults 0x1014.
+fn remapped(unmapped: bool) -> Metrics {
+    let mut b = faulted_vma();
     if unmapped {
         b.add(&Record::Unmapped {
             ts: 101,
@@ -131,12 +138,7 @@ fn an_unmapped_range_loses_its_swap_ptes_and_readahead_state() {
 /// 0x1030; `madvise(MADV_DONTNEED)` of 0x1010-0x1017 (if `zapped`); a
 /// fault at 0x1018 (slot 25).
 fn after_madvise(zapped: bool) -> Metrics {
-    let mut b = InputBuilder::new(4096);
-    b.add(&vma(1, 0x1000, 0x1040));
-    for i in 0..64 {
-        b.add(&out(2 + i, 1, 0x1000 + i, 1 + i));
-    }
-    b.add(&fault(100, 1, 0x1030, 49, false));
+    let mut b = faulted_vma();
     if zapped {
         b.add(&Record::Zapped {
             ts: 101,
@@ -168,12 +170,7 @@ fn a_zapped_range_loses_its_swap_ptes_and_keeps_readahead_state() {
 /// (slot 21).
 #[test]
 fn a_moved_range_keeps_its_swap_ptes_and_readahead_state() {
-    let mut b = InputBuilder::new(4096);
-    b.add(&vma(1, 0x1000, 0x1040));
-    for i in 0..64 {
-        b.add(&out(2 + i, 1, 0x1000 + i, 1 + i));
-    }
-    b.add(&fault(100, 1, 0x1030, 49, false));
+    let mut b = faulted_vma();
     b.add(&Record::Unmapped {
         ts: 101,
         mm: 1,
