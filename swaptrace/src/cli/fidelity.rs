@@ -15,7 +15,7 @@ pub struct Args {
     /// Live runs per shape and policy.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     runs: u32,
-    /// The shapes to run (default: all): shuffled, procs, zero, random, vmas, fork, remap, moved, huge.
+    /// The shapes to run (default: all): shuffled, procs, zero, random, vmas, fork, remap, moved, purge, huge.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
     /// Scale every shape's memory (and its cgroup limit) by this factor.
@@ -149,6 +149,14 @@ fn shapes(scale: f64) -> Vec<Shape> {
         },
         ),
         shape(
+            "purge",
+            "256 MiB written, then the first half of every 32 pages given back (madvise MADV_DONTNEED, an allocator's purge), swapped-out pages among them, read back, 128 MiB cgroup",
+            WorkloadSpec {
+            purge: 32,
+            ..base(256)
+        },
+        ),
+        shape(
             "huge",
             "256 MiB in transparent huge pages (MADV_HUGEPAGE), which reclaim writes to swap whole, read back in address order, 128 MiB cgroup",
             WorkloadSpec {
@@ -184,8 +192,8 @@ fn command_shape(a: &Args) -> Result<Option<Shape>> {
 const POLICIES: [&str; 2] = ["cluster", "vma"];
 
 /// The built-in shapes, in table order.
-const SHAPES: [&str; 9] = [
-    "shuffled", "procs", "zero", "random", "vmas", "fork", "remap", "moved", "huge",
+const SHAPES: [&str; 10] = [
+    "shuffled", "procs", "zero", "random", "vmas", "fork", "remap", "moved", "purge", "huge",
 ];
 
 pub fn run(a: Args) -> Result<()> {

@@ -48,6 +48,10 @@ pub struct Shape {
     /// pages, which reclaim writes to swap whole (THP_SWAP).
     #[arg(long)]
     pub huge: bool,
+    /// After writing, give back the first half of every N pages with
+    /// madvise(MADV_DONTNEED), as an allocator purges free runs; 0 = none.
+    #[arg(long, default_value_t = 0)]
+    pub purge: u32,
 }
 
 impl Shape {
@@ -64,6 +68,7 @@ impl Shape {
             threads: self.threads,
             moves: self.moves,
             huge: self.huge,
+            purge: self.purge,
             ..spec
         }
     }

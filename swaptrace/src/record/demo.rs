@@ -78,6 +78,9 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
     if w.moves > 0 {
         cmd.extend(["--moves".into(), w.moves.to_string()]);
     }
+    if w.purge > 0 {
+        cmd.extend(["--purge".into(), w.purge.to_string()]);
+    }
     cmd
 }
 
@@ -259,6 +262,13 @@ mod tests {
                 "huge",
                 WorkloadSpec {
                     huge: true,
+                    ..base.clone()
+                },
+            ),
+            (
+                "purge",
+                WorkloadSpec {
+                    purge: 32,
                     ..base.clone()
                 },
             ),

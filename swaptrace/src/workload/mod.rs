@@ -196,6 +196,11 @@ pub struct WorkloadSpec {
     /// transparent huge pages, which reclaim writes to swap whole.
     #[serde(default)]
     pub huge: bool,
+    /// After writing, give back the first half of every N pages with
+    /// `madvise(MADV_DONTNEED)`, as an allocator purges free runs (0:
+    /// none); the read passes find them zero.
+    #[serde(default)]
+    pub purge: u32,
 }
 
 fn one() -> u32 {
@@ -226,11 +231,18 @@ impl Default for WorkloadSpec {
             threads: 1,
             moves: 0,
             huge: false,
+            purge: 0,
         }
     }
 }
 
 impl WorkloadSpec {
+    /// Whether [`WorkloadSpec::purge`] gives `page` back.
+    pub fn purged(&self, page: u64) -> bool {
+        let n = u64::from(self.purge);
+        n > 1 && page % n < n / 2
+    }
+
     /// The word expected in `slot` of page `page`.
     pub fn word(&self, page: u64, slot: usize) -> u64 {
         if self.zero_every > 0 && page.is_multiple_of(u64::from(self.zero_every)) {
@@ -576,6 +588,7 @@ fn run_round(
         drop_own_swap_cache();
     }
     drop(order);
+    purge(spec, &map, pages, ps)?;
     if spec.hold {
         wait_for_stop()?;
         return Ok(WorkloadReport {
@@ -623,6 +636,33 @@ fn run_round(
     })
 }
 
+/// [`WorkloadSpec::purge`]: the first half of every N pages given back, a
+/// call per run of pages in one mapping.
+fn purge(spec: &WorkloadSpec, map: &Regions, pages: u64, ps: usize) -> Result<(), WorkloadError> {
+    let n = u64::from(spec.purge);
+    if n < 2 {
+        return Ok(());
+    }
+    let run = if map.maps.len() == 1 { n / 2 } else { 1 };
+    let mut p = 0;
+    while p < pages {
+        if spec.purged(p) {
+            let len = run.min(n / 2 - p % n).min(pages - p);
+            // SAFETY: `len` pages from `p` lie inside one of our mappings.
+            let r = unsafe {
+                libc::madvise(map.page(p).cast(), len as usize * ps, libc::MADV_DONTNEED)
+            };
+            if r != 0 {
+                return Err(WorkloadError::Madvise(io::Error::last_os_error()));
+            }
+            p += len;
+        } else {
+            p += 1;
+        }
+    }
+    Ok(())
+}
+
 /// The read passes in [`WorkloadSpec::threads`] threads at once.
 fn read_threads(
     spec: &WorkloadSpec,
@@ -664,7 +704,11 @@ fn read_passes(
             let off = slot_off(slot);
             // SAFETY: as above.
             let found = unsafe { std::ptr::read_volatile(map.page(p).add(off).cast::<u64>()) };
-            let expected = spec.word(p, slot);
+            let expected = if spec.purged(p) {
+                0
+            } else {
+                spec.word(p, slot)
+            };
             if found != expected {
                 return Err(WorkloadError::Corrupt {
                     page: p,

@@ -183,6 +183,30 @@ fn moved_memory_reads_back_from_new_addresses() {
     }
 }
 
+/// Purged pages read back zero and the others intact (the read passes
+/// check every page), one region or several.
+#[test]
+fn purged_pages_read_back_zero() {
+    let spec = WorkloadSpec {
+        size_bytes: 1 << 20,
+        purge: 32,
+        passes: 2,
+        ..WorkloadSpec::default()
+    };
+    assert!(spec.purged(0) && spec.purged(15) && !spec.purged(16) && !spec.purged(31));
+    assert!(spec.purged(32) && !spec.purged(63));
+    for regions in [1, 3] {
+        let r = run(&WorkloadSpec {
+            regions,
+            ..spec.clone()
+        })
+        .unwrap();
+        assert_eq!(r.touched, r.pages);
+    }
+    // Not purged: the words written are read.
+    assert!(!WorkloadSpec::default().purged(0));
+}
+
 #[test]
 fn too_small() {
     let spec = WorkloadSpec {
