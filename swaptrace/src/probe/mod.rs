@@ -8,6 +8,7 @@ mod kernel;
 mod live;
 mod table;
 mod table_exact;
+mod table_zswap;
 pub mod tpformat;
 
 pub use kernel::{

@@ -4,7 +4,6 @@
 
 use serde::Serialize;
 use std::fmt;
-use swaptrace_common::konst::K_EV_ZSWPWB;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -151,9 +150,8 @@ const FAULT_TPS: &[Req] = &[
     Req::Built(true),
 ];
 
-use super::table_exact::{
-    FREE_RANGE, RECLAIM_ISOLATE, SWAPOFF_EXACT, SWAP_CACHE_HIT_618, ZSWAP_WB_CB,
-};
+use super::table_exact::{FREE_RANGE, RECLAIM_ISOLATE, SWAPOFF_EXACT, SWAP_CACHE_HIT_618};
+use super::table_zswap::{KHUGEPAGED, ZSWAP, ZSWAP_WRITEBACK};
 use ProgKind::{Fentry, Fexit, Kprobe, Kretprobe, RawTracepoint};
 
 /// The swap-out tracepoint, and the swap cache's folios (written, swapped
@@ -176,7 +174,7 @@ const SWAP_OUT_PROGS: &[Prog] = &[
 const SWAP_OUT_NOTE: &str = "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; swap-cache folios (written, or added to an LRU) until freed (mm_page_free); ranges unmapped (NULL stores in mm->mm_mt: ma_write) and ranges a new mapping takes (vm_unmapped_area)";
 
 /// The tracepoint-derived fault machinery, shared by several metrics.
-const FAULT_PROGS: &[Prog] = &[
+pub(super) const FAULT_PROGS: &[Prog] = &[
     p("page_fault_user", RawTracepoint, "page_fault_user"),
     p("page_fault_kernel", RawTracepoint, "page_fault_kernel"),
     p("count_memcg_events", RawTracepoint, "count_memcg_events"),
@@ -558,193 +556,20 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
         silences: &[],
     },
     // zswap
-    AttachPoint {
-        metric: "zswap",
-        backend: Backend::Fentry,
-        attach: "fentry/fexit zswap_store, fexit zswap_load",
-        requires: &[
-            Req::BtfFunc("zswap_store"),
-            Req::BtfFunc("zswap_load"),
-            Req::FentryAllowed,
-            Req::Built(true),
-        ],
-        progs: &[
-            p("zswap_store_fentry", Fentry, "zswap_store"),
-            p("zswap_store_fexit", Fexit, "zswap_store"),
-            p("zswap_load_fexit", Fexit, "zswap_load"),
-        ],
-        note: "",
-        seen: Some(("6.12", "7.3")),
-        silences: &[],
-    },
-    AttachPoint {
-        metric: "zswap",
-        backend: Backend::Fentry,
-        attach: "fexit zswap_frontswap_store/load (<= 6.5)",
-        requires: &[
-            Req::BtfFunc("zswap_frontswap_store"),
-            Req::BtfFunc("zswap_frontswap_load"),
-            Req::FentryAllowed,
-            Req::Built(true),
-        ],
-        progs: &[
-            p("zswap_store_fexit", Fexit, "zswap_frontswap_store"),
-            p("zswap_load_fexit", Fexit, "zswap_frontswap_load"),
-        ],
-        note: "",
-        seen: Some(("6.1", "6.1")),
-        silences: &[],
-    },
-    AttachPoint {
-        metric: "zswap",
-        backend: Backend::Kprobe,
-        attach: "kprobe/kretprobe zswap_store, kretprobe zswap_load",
-        requires: &[
-            Req::Kallsyms("zswap_store"),
-            Req::Kallsyms("zswap_load"),
-            Req::KprobesBuilt,
-            Req::Built(true),
-        ],
-        progs: &[
-            p("zswap_store_kprobe", Kprobe, "zswap_store"),
-            p("zswap_store_kretprobe", Kretprobe, "zswap_store"),
-            p("zswap_load_kretprobe", Kretprobe, "zswap_load"),
-        ],
-        note: "",
-        seen: Some(("6.12", "7.3")),
-        silences: &[],
-    },
-    AttachPoint {
-        metric: "zswap",
-        backend: Backend::Kprobe,
-        attach: "kretprobe zswap_frontswap_store/load (<= 6.5)",
-        requires: &[
-            Req::Kallsyms("zswap_frontswap_store"),
-            Req::Kallsyms("zswap_frontswap_load"),
-            Req::KprobesBuilt,
-            Req::Built(true),
-        ],
-        progs: &[
-            p("zswap_store_kretprobe", Kretprobe, "zswap_frontswap_store"),
-            p("zswap_load_kretprobe", Kretprobe, "zswap_frontswap_load"),
-        ],
-        note: "",
-        seen: Some(("6.1", "6.1")),
-        silences: &[],
-    },
-    AttachPoint {
-        metric: "zswap",
-        backend: Backend::Tracepoint,
-        attach: "memcg:count_memcg_events(ZSWPOUT, ZSWPIN, ZSWPWB)",
-        requires: &[
-            Req::Tracepoint("count_memcg_events", &["memcg", "item", "val"]),
-            Req::VmEvent("ZSWPOUT"),
-            Req::VmEvent("ZSWPIN"),
-            Req::VmEvent("ZSWPWB"),
-            Req::Built(true),
-        ],
-        progs: FAULT_PROGS,
-        note: "stores that are rejected are not seen",
-        seen: Some(("6.18", "6.18")),
-        silences: &[],
-    },
+    ZSWAP[0],
+    ZSWAP[1],
+    ZSWAP[2],
+    ZSWAP[3],
+    ZSWAP[4],
     // zswap-writeback
-    AttachPoint {
-        metric: "zswap-writeback",
-        backend: Backend::Fentry,
-        attach: "fexit zswap_writeback_entry",
-        requires: &[
-            Req::BtfFunc("zswap_writeback_entry"),
-            Req::FentryAllowed,
-            Req::Built(true),
-        ],
-        progs: &[p("zswap_wb_fexit", Fexit, "zswap_writeback_entry")],
-        note: "0 returned: one page written back",
-        seen: Some(("6.1", "6.12")),
-        silences: &[K_EV_ZSWPWB],
-    },
-    ZSWAP_WB_CB[0],
-    AttachPoint {
-        metric: "zswap-writeback",
-        backend: Backend::Kprobe,
-        attach: "kretprobe zswap_writeback_entry",
-        requires: &[
-            Req::Kallsyms("zswap_writeback_entry"),
-            Req::KprobesBuilt,
-            Req::Built(true),
-        ],
-        progs: &[p("zswap_wb_kretprobe", Kretprobe, "zswap_writeback_entry")],
-        note: "0 returned: one page written back",
-        seen: Some(("6.1", "6.12")),
-        silences: &[K_EV_ZSWPWB],
-    },
-    ZSWAP_WB_CB[1],
-    AttachPoint {
-        metric: "zswap-writeback",
-        backend: Backend::Tracepoint,
-        attach: "memcg:count_memcg_events(ZSWPWB)",
-        requires: &[
-            Req::Tracepoint("count_memcg_events", &["memcg", "item", "val"]),
-            Req::VmEvent("ZSWPWB"),
-            Req::Built(true),
-        ],
-        progs: &[p("count_memcg_events", RawTracepoint, "count_memcg_events")],
-        note: "",
-        seen: Some(("6.18", "7.3")),
-        silences: &[],
-    },
+    ZSWAP_WRITEBACK[0],
+    ZSWAP_WRITEBACK[1],
+    ZSWAP_WRITEBACK[2],
+    ZSWAP_WRITEBACK[3],
+    ZSWAP_WRITEBACK[4],
     // khugepaged
-    AttachPoint {
-        metric: "khugepaged-swapin",
-        backend: Backend::Tracepoint,
-        attach: "huge_memory:mm_collapse_huge_page_swapin",
-        requires: &[
-            Req::Tracepoint(
-                "mm_collapse_huge_page_swapin",
-                &["mm", "swapped_in", "referenced", "ret"],
-            ),
-            Req::Built(true),
-        ],
-        progs: &[p(
-            "collapse_huge_page_swapin",
-            RawTracepoint,
-            "mm_collapse_huge_page_swapin",
-        )],
-        note: "",
-        seen: Some(("6.1", "7.3")),
-        silences: &[],
-    },
-    AttachPoint {
-        metric: "khugepaged-scan",
-        backend: Backend::Tracepoint,
-        attach: "huge_memory:mm_khugepaged_scan_pmd + mm_collapse_huge_page",
-        requires: &[
-            Req::TraceFormat(
-                "huge_memory/mm_khugepaged_scan_pmd",
-                &["mm", "referenced", "none_or_zero", "status", "unmapped"],
-            ),
-            Req::TraceFormat(
-                "huge_memory/mm_collapse_huge_page",
-                &["mm", "isolated", "status"],
-            ),
-            Req::Built(true),
-        ],
-        progs: &[
-            p(
-                "khugepaged_scan_pmd",
-                ProgKind::Tracepoint("huge_memory"),
-                "mm_khugepaged_scan_pmd",
-            ),
-            p(
-                "collapse_huge_page",
-                ProgKind::Tracepoint("huge_memory"),
-                "mm_collapse_huge_page",
-            ),
-        ],
-        note: "fields at the offsets of the tracepoints' format files",
-        seen: Some(("6.1", "7.3")),
-        silences: &[],
-    },
+    KHUGEPAGED[0],
+    KHUGEPAGED[1],
     // reclaim
     AttachPoint {
         metric: "reclaim",
