@@ -161,7 +161,10 @@ impl Recorder {
     fn spans(&mut self, mm: u32, start: u64, end: u64) {
         let e = self.extent.entry(mm).or_insert((start, end));
         *e = (e.0.min(start), e.1.max(end));
-        self.zapped.remove(&mm);
+        // Every swap-out and fault passes here: no hashing while no zap is.
+        if !self.zapped.is_empty() {
+            self.zapped.remove(&mm);
+        }
     }
 
     /// `[start, end)` of `mm` cut to what the trace may hold of it.

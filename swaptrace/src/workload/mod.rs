@@ -643,21 +643,22 @@ fn purge(spec: &WorkloadSpec, map: &Regions, pages: u64, ps: usize) -> Result<()
     if n < 2 {
         return Ok(());
     }
-    let run = if map.maps.len() == 1 { n / 2 } else { 1 };
-    let mut p = 0;
-    while p < pages {
-        if spec.purged(p) {
-            let len = run.min(n / 2 - p % n).min(pages - p);
-            // SAFETY: `len` pages from `p` lie inside one of our mappings.
-            let r = unsafe {
-                libc::madvise(map.page(p).cast(), len as usize * ps, libc::MADV_DONTNEED)
-            };
-            if r != 0 {
-                return Err(WorkloadError::Madvise(io::Error::last_os_error()));
-            }
-            p += len;
+    let give_back = |p: u64, len: u64| {
+        // SAFETY: `len` pages from `p` lie inside one of our mappings.
+        let r =
+            unsafe { libc::madvise(map.page(p).cast(), len as usize * ps, libc::MADV_DONTNEED) };
+        if r != 0 {
+            return Err(WorkloadError::Madvise(io::Error::last_os_error()));
+        }
+        Ok(())
+    };
+    for first in (0..pages).step_by(n as usize) {
+        let len = (n / 2).min(pages - first);
+        if map.maps.len() == 1 {
+            give_back(first, len)?;
         } else {
-            p += 1;
+            // Page by page: consecutive pages lie in different mappings.
+            (first..first + len).try_for_each(|p| give_back(p, 1))?;
         }
     }
     Ok(())
