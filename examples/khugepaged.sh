@@ -15,10 +15,7 @@ OUT=${1:-khugepaged}
 WAIT=${2:-15}
 mkdir -p "$OUT"
 K=/sys/kernel/mm/transparent_hugepage
-knob_set $K/enabled madvise
-knob_set $K/khugepaged/scan_sleep_millisecs 100
-knob_set $K/khugepaged/alloc_sleep_millisecs 100
-knob_set $K/khugepaged/pages_to_scan 16384
+khugepaged_fast
 [ -n "${MAX_PTES_SWAP:-}" ] && knob_set $K/khugepaged/max_ptes_swap "$MAX_PTES_SWAP"
 swap_on 1G
 cgroup_make $((384 << 20))

@@ -46,6 +46,16 @@ knob_set() {
 	"$SWAPTRACE" lab knob "$1" "$2" --owner $$
 }
 
+# khugepaged_fast: THP on madvise, khugepaged scanning every 100 ms,
+# 16384 pages a pass (all restored on exit).
+khugepaged_fast() {
+	local k=/sys/kernel/mm/transparent_hugepage
+	knob_set $k/enabled madvise
+	knob_set $k/khugepaged/scan_sleep_millisecs 100
+	knob_set $k/khugepaged/alloc_sleep_millisecs 100
+	knob_set $k/khugepaged/pages_to_scan 16384
+}
+
 # cgroup_make BYTES: a memory cgroup (v1) with that limit, in $CG.
 cgroup_make() {
 	CG=$("$SWAPTRACE" lab cgroup "$1" --owner $$)

@@ -231,6 +231,13 @@ macro_rules! kernel_constants {
             K_SCAN_NONE = u64::MAX,
             K_SCAN_STATUS = u64::MAX,
             K_SCAN_UNMAPPED = u64::MAX,
+            /// Places of `mm_khugepaged_scan_pmd`'s raw tracepoint arguments
+            /// (they moved: 6.1 has `writable`, 6.18 not).
+            K_SCANA_FOLIO = u64::MAX,
+            K_SCANA_REFERENCED = u64::MAX,
+            K_SCANA_NONE = u64::MAX,
+            K_SCANA_STATUS = u64::MAX,
+            K_SCANA_UNMAPPED = u64::MAX,
             /// Field offsets of `huge_memory:mm_collapse_huge_page`.
             K_COLL_MM = u64::MAX,
             K_COLL_ISOLATED = u64::MAX,

@@ -108,6 +108,12 @@ static ZAP_LAST: LruHashMap<u64, i64> = LruHashMap::with_max_entries(16384, 0);
 #[map]
 static WATCHED_MM: HashMap<u64, u8> = HashMap::with_max_entries(16384, 0);
 
+/// The PMD of a collapse's isolation (`mm_collapse_huge_page_isolate`), per
+/// task, for its scan's record: after a collapse the scan's own last folio
+/// is freed.
+#[map]
+static KHP_PMD: LruHashMap<u32, u64> = LruHashMap::with_max_entries(256, 0);
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct TaskState {
@@ -940,6 +946,89 @@ pub fn khugepaged_scan_pmd(ctx: TracePointContext) -> u32 {
     let status = tp_field(&ctx, g(&K_SCAN_STATUS), false).unwrap_or(0);
     ev.entry = (none << 32) | (status & 0xffff_ffff);
     emit(ev);
+    0
+}
+
+/// The first 7 arguments of a raw tracepoint with 6 or 7: the first six
+/// read at once (a read per argument, at its own offset: the verifier
+/// refuses a load through a computed context pointer), the seventh only
+/// when `seventh` (the attach refuses a program that reads past the
+/// tracepoint's last argument; a load-time constant, so that the verifier
+/// visits that read only where it is wanted).
+#[inline(always)]
+fn raw_args7(ctx: &RawTracePointContext, seventh: bool) -> [u64; 7] {
+    [
+        ctx.arg::<u64>(0),
+        ctx.arg::<u64>(1),
+        ctx.arg::<u64>(2),
+        ctx.arg::<u64>(3),
+        ctx.arg::<u64>(4),
+        ctx.arg::<u64>(5),
+        if seventh { ctx.arg::<u64>(6) } else { 0 },
+    ]
+}
+
+/// khugepaged scanned a PMD, as a raw tracepoint: (mm, folio, [writable,]
+/// referenced, none_or_zero, status, unmapped), and the PMD: from the
+/// collapse's isolation in this call, else from the last folio the scan
+/// examined (still mapped where the scan stopped or the collapse failed).
+#[raw_tracepoint(tracepoint = "mm_khugepaged_scan_pmd")]
+pub fn khugepaged_scan_pmd_raw(ctx: RawTracePointContext) -> i32 {
+    let mm = ctx.arg::<u64>(0);
+    // This call's isolation, taken whether or not the scan is recorded.
+    let t = tid();
+    // SAFETY: a copy out of the map's value.
+    let isolated = unsafe { KHP_PMD.get(t) }.copied();
+    if isolated.is_some() {
+        let _ = KHP_PMD.remove(t);
+    }
+    if filtering() && WATCHED_MM.get_ptr(mm).is_none() {
+        return 0;
+    }
+    let places = [
+        g(&K_SCANA_FOLIO),
+        g(&K_SCANA_REFERENCED),
+        g(&K_SCANA_NONE),
+        g(&K_SCANA_STATUS),
+        g(&K_SCANA_UNMAPPED),
+    ];
+    let args = raw_args7(&ctx, places.contains(&6));
+    let arg = |global: &'static u64| args.get(g(global) as usize).copied().unwrap_or(0);
+    let mut ev = event(kind::KHUGEPAGED_SCAN, unsafe { bpf_ktime_get_ns() });
+    ev.mm = mm;
+    ev.nr = arg(&K_SCANA_REFERENCED) as u32;
+    ev.aux = arg(&K_SCANA_UNMAPPED) as u32;
+    let none = arg(&K_SCANA_NONE) & 0xffff_ffff;
+    ev.entry = (none << 32) | (arg(&K_SCANA_STATUS) & 0xffff_ffff);
+    ev.addr = isolated.unwrap_or_else(|| folio_pmd(arg(&K_SCANA_FOLIO)));
+    emit(ev);
+    0
+}
+
+/// The PMD of an anonymous folio from its index (its address in pages,
+/// less any mremap() since its VMA was made); 0 if not anonymous (freed).
+#[inline(always)]
+fn folio_pmd(folio: u64) -> u64 {
+    let Some(folio) = Head::read(folio) else {
+        return 0;
+    };
+    let mapping = folio.get(g(&K_FOLIO_MAPPING)).unwrap_or(0);
+    let shift = g(&K_PAGE_SHIFT);
+    if mapping & PAGE_MAPPING_FLAGS != PAGE_MAPPING_ANON || shift >= 32 {
+        return 0;
+    }
+    let index = folio.get(g(&K_FOLIO_INDEX)).unwrap_or(0);
+    (index << shift) & !((1u64 << (shift + 9)) - 1)
+}
+
+/// A collapse isolated its PMD's pages: the PMD, for the scan's record.
+/// Args: (folio or page, ...).
+#[raw_tracepoint(tracepoint = "mm_collapse_huge_page_isolate")]
+pub fn collapse_isolate(ctx: RawTracePointContext) -> i32 {
+    let pmd = folio_pmd(ctx.arg::<u64>(0));
+    if pmd != 0 {
+        let _ = KHP_PMD.insert(tid(), pmd, 0);
+    }
     0
 }
 

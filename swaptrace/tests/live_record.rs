@@ -765,7 +765,7 @@ fn khugepaged_collapses_and_swapins_are_recorded() {
                 passes: 1,
                 seed: 4,
                 pageout: true,
-                skip_every: 20,
+                skip_every: vec![20],
                 thp: true,
                 hold_after: true,
                 ..WorkloadSpec::default()
@@ -819,6 +819,42 @@ fn khugepaged_collapses_and_swapins_are_recorded() {
         "collapse attempts past allocation vs thp_collapse_alloc"
     );
     assert_eq!(ok, pages_collapsed, "collapses vs pages_collapsed");
+    // Each scan names its PMD (khugepaged-scan's raw row): a succeeded one
+    // from the collapse's isolation, one PMD per collapse, every one inside
+    // a VMA the swap-outs recorded.
+    let vmas = t.vmas();
+    let (mut named, mut collapsed_pmds) = (std::collections::HashSet::new(), Vec::new());
+    for rec in &t.records {
+        if let Record::KhugepagedScan {
+            mm, pmd, status, ..
+        } = *rec
+        {
+            if pmd == 0 {
+                continue;
+            }
+            assert!(
+                vmas.iter().any(|&(m, s, e)| m == mm && s <= pmd && pmd < e),
+                "PMD {pmd:#x} of mm {mm} in no recorded VMA: {vmas:x?}"
+            );
+            assert_eq!(pmd % (2 << 20), 0, "{pmd:#x}");
+            named.insert((mm, pmd));
+            if status == 1 {
+                collapsed_pmds.push((mm, pmd));
+            }
+        }
+    }
+    let distinct: std::collections::HashSet<_> = collapsed_pmds.iter().collect();
+    assert_eq!(
+        collapsed_pmds.len() as u64,
+        ok,
+        "succeeded scans naming their PMD"
+    );
+    assert_eq!(
+        distinct.len(),
+        collapsed_pmds.len(),
+        "a PMD collapsed twice"
+    );
+    assert!(named.len() <= 32, "{} PMDs named in 64 MiB", named.len());
     // Each swapped in the one page in 20 left in swap (25 or 26 of 512);
     // an attempt that failed after its swap-in is retried and swaps in
     // only what is still out.

@@ -91,14 +91,7 @@ fn record(dir: &Path, name: &str, vma_ra: bool, setup: Setup) -> PathBuf {
 fn phase(trace: &Path) -> u64 {
     let t = read_trace(trace).unwrap();
     let n = 1u64 << t.header.readahead.page_cluster.unwrap_or(3);
-    let vmas: Vec<(u32, u64, u64)> = t
-        .records
-        .iter()
-        .filter_map(|r| match *r {
-            Record::Vma { mm, start, end, .. } => Some((mm, start, end)),
-            _ => None,
-        })
-        .collect();
+    let vmas = t.vmas();
     let mut count = vec![0u64; n as usize];
     for r in &t.records {
         if let Record::SwapOut {

@@ -100,9 +100,10 @@ pub struct Args {
     #[arg(long, default_value_t = 0)]
     fill: u32,
     /// The read passes skip one page in every N (the khugepaged swap-in
-    /// test of the allocstall-gating thread).
-    #[arg(long, default_value_t = 0)]
-    skip_every: u32,
+    /// test of the allocstall-gating thread). A list (20,5) is taken in
+    /// turn, one value per 2 MiB block.
+    #[arg(long, value_delimiter = ',')]
+    skip_every: Vec<u32>,
     /// madvise(MADV_HUGEPAGE) the region before the read passes.
     #[arg(long)]
     thp: bool,

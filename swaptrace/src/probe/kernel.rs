@@ -370,7 +370,7 @@ impl KernelFacts {
                     .map_err(|e| format!("tracepoint {tp}: {e}"))?;
                 for (i, want) in args.iter().enumerate() {
                     match params.get(i) {
-                        Some((name, _)) if name == want => {}
+                        Some((name, _)) if want.split('|').any(|w| w == name) => {}
                         Some((name, _)) => {
                             return Err(format!(
                                 "tracepoint {tp} argument {i} is `{name}`, expected `{want}`"
@@ -380,6 +380,19 @@ impl KernelFacts {
                     }
                 }
                 Ok(())
+            }
+            Req::TracepointHas(tp, args) => {
+                let params = self
+                    .btf()?
+                    .tracepoint_params(tp)
+                    .map_err(|e| format!("tracepoint {tp}: {e}"))?;
+                match args
+                    .iter()
+                    .find(|want| !params.iter().any(|(n, _)| want.split('|').any(|w| w == n)))
+                {
+                    Some(want) => Err(format!("tracepoint {tp} has no argument `{want}`")),
+                    None => Ok(()),
+                }
             }
             Req::TraceFormat(event, fields) => {
                 let (cat, name) = event.split_once('/').unwrap_or(("", event));

@@ -209,52 +209,13 @@ impl Probe {
         let aya_btf = self.aya_btf().ok();
         let mut done: HashMap<&'static str, Result<(), String>> = HashMap::new();
         for plan in plans.iter_mut() {
-            let Some(choice) = &plan.chosen else {
-                continue;
-            };
-            let mut failure = None;
-            for prog in choice.progs {
-                if skip.contains(&prog.name) {
-                    continue;
-                }
-                // A raw tracepoint that this kernel lacks and the row does not
-                // require (e.g. page_fault_kernel) is left out.
-                if prog.kind == ProgKind::RawTracepoint
-                    && facts
-                        .btf
-                        .as_ref()
-                        .is_ok_and(|b| b.tracepoint_params(prog.target).is_err())
-                {
-                    self.skipped.push((
-                        prog.target.to_string(),
-                        "tracepoint not in this kernel".into(),
-                    ));
-                    continue;
-                }
-                let res = match done.get(prog.name) {
-                    Some(r) => r.clone(),
-                    None => {
-                        let r = self
-                            .attach_prog(prog.name, prog, aya_btf.as_ref())
-                            .map_err(|e| format!("{}: {e}", prog.name));
-                        match &r {
-                            Ok(()) => {
-                                self.attached
-                                    .push(format!("{:?} {}", prog.kind, prog.target));
-                                self.attach_twin(prog, aya_btf.as_ref());
-                            }
-                            Err(e) => self.skipped.push((prog.target.to_string(), e.clone())),
-                        }
-                        done.insert(prog.name, r.clone());
-                        r
-                    }
-                };
-                if let Err(e) = res {
-                    failure.get_or_insert(e);
-                }
-            }
-            if let Some(e) = failure {
+            // A row whose programs fail gives way to the next usable one.
+            while let Some(e) = self.attach_choice(facts, plan, &skip, aya_btf.as_ref(), &mut done)
+            {
                 plan.fail(e);
+                if !plan.next_usable() {
+                    break;
+                }
             }
         }
         if self.attached.is_empty() {
@@ -299,6 +260,60 @@ impl Probe {
                 .skipped
                 .push((prog.target.to_string(), format!("{name}: {e}"))),
         }
+    }
+
+    /// Attaches the programs of `plan`'s chosen row; the first failure.
+    fn attach_choice(
+        &mut self,
+        facts: &KernelFacts,
+        plan: &MetricPlan,
+        skip: &[&str],
+        aya_btf: Option<&aya::Btf>,
+        done: &mut HashMap<&'static str, Result<(), String>>,
+    ) -> Option<String> {
+        let choice = plan.chosen.as_ref()?;
+        let mut failure = None;
+        for prog in choice.progs {
+            if skip.contains(&prog.name) {
+                continue;
+            }
+            // A raw tracepoint that this kernel lacks and the row does not
+            // require (e.g. page_fault_kernel) is left out.
+            if prog.kind == ProgKind::RawTracepoint
+                && facts
+                    .btf
+                    .as_ref()
+                    .is_ok_and(|b| b.tracepoint_params(prog.target).is_err())
+            {
+                self.skipped.push((
+                    prog.target.to_string(),
+                    "tracepoint not in this kernel".into(),
+                ));
+                continue;
+            }
+            let res = match done.get(prog.name) {
+                Some(r) => r.clone(),
+                None => {
+                    let r = self
+                        .attach_prog(prog.name, prog, aya_btf)
+                        .map_err(|e| format!("{}: {e}", prog.name));
+                    match &r {
+                        Ok(()) => {
+                            self.attached
+                                .push(format!("{:?} {}", prog.kind, prog.target));
+                            self.attach_twin(prog, aya_btf);
+                        }
+                        Err(e) => self.skipped.push((prog.target.to_string(), e.clone())),
+                    }
+                    done.insert(prog.name, r.clone());
+                    r
+                }
+            };
+            if let Err(e) = res {
+                failure.get_or_insert(e);
+            }
+        }
+        failure
     }
 
     fn attach_prog(

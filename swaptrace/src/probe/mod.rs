@@ -81,6 +81,17 @@ pub fn plan(k: &KernelFacts) -> Vec<MetricPlan> {
 }
 
 impl MetricPlan {
+    /// Chooses the first usable row not tried yet; false if none is left.
+    pub fn next_usable(&mut self) -> bool {
+        match self.rejected.iter().position(|c| c.why_not.is_empty()) {
+            Some(i) => {
+                self.chosen = Some(self.rejected.remove(i));
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Drops the chosen attach point (it failed to attach) for `why`.
     pub fn fail(&mut self, why: String) {
         if let Some(mut c) = self.chosen.take() {
@@ -114,4 +125,42 @@ pub fn sources(plans: &[MetricPlan]) -> Vec<MetricSource> {
             },
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choice(attach: &'static str, why_not: &[&str]) -> Choice {
+        Choice {
+            backend: Backend::Tracepoint,
+            attach,
+            progs: &[],
+            why_not: why_not.iter().map(|s| s.to_string()).collect(),
+            note: "",
+            seen: None,
+            silences: &[],
+        }
+    }
+
+    #[test]
+    fn a_row_that_fails_to_attach_gives_way_to_the_next_usable_one() {
+        let mut plan = MetricPlan {
+            metric: "m",
+            what: "",
+            chosen: Some(choice("raw", &[])),
+            rejected: vec![choice("fentry", &["EPERM"]), choice("classic", &[])],
+        };
+        plan.fail("verifier".into());
+        assert!(plan.next_usable());
+        assert_eq!(plan.chosen.as_ref().map(|c| c.attach), Some("classic"));
+        // The failed row is kept with why.
+        assert!(plan
+            .rejected
+            .iter()
+            .any(|c| c.attach == "raw" && c.why_not == ["verifier"]));
+        plan.fail("again".into());
+        assert!(!plan.next_usable());
+        assert!(plan.chosen.is_none());
+    }
 }

@@ -35,8 +35,11 @@ pub enum Req {
     Kallsyms(&'static str),
     /// A data symbol whose name starts with this, in /proc/kallsyms (needs KALLSYMS_ALL).
     DataSymbol(&'static str),
-    /// A tracepoint whose arguments, in order, start with these names.
+    /// A tracepoint whose arguments, in order, start with these names
+    /// (`a|b`: either).
     Tracepoint(&'static str, &'static [&'static str]),
+    /// A tracepoint with these arguments, in any place (`a|b`: either).
+    TracepointHas(&'static str, &'static [&'static str]),
     /// A tracefs event ("category/name") whose format file has these fields.
     TraceFormat(&'static str, &'static [&'static str]),
     /// A member of a kernel struct.
@@ -570,6 +573,7 @@ pub const ATTACH_POINTS: &[AttachPoint] = &[
     // khugepaged
     KHUGEPAGED[0],
     KHUGEPAGED[1],
+    KHUGEPAGED[2],
     // reclaim
     AttachPoint {
         metric: "reclaim",

@@ -283,4 +283,30 @@ mod tests {
         }
         assert!(seen > 20, "{seen} rows seen");
     }
+
+    /// The rows kept in their own arrays are all in the table (indexed by
+    /// hand there: a row added to an array is easily left out).
+    #[test]
+    fn every_split_out_row_is_in_the_table() {
+        use super::super::table_zswap::{KHUGEPAGED, ZSWAP, ZSWAP_WRITEBACK};
+        use super::*;
+        let rows = SWAP_CACHE_HIT_618
+            .iter()
+            .chain(&RECLAIM_ISOLATE)
+            .chain(&FREE_RANGE)
+            .chain(&SWAPOFF_EXACT)
+            .chain(&ZSWAP)
+            .chain(&ZSWAP_WRITEBACK)
+            .chain(&KHUGEPAGED);
+        for row in rows {
+            assert!(
+                ATTACH_POINTS
+                    .iter()
+                    .any(|a| a.metric == row.metric && a.attach == row.attach),
+                "{} {} is not in ATTACH_POINTS",
+                row.metric,
+                row.attach
+            );
+        }
+    }
 }

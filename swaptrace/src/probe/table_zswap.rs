@@ -149,7 +149,7 @@ pub const ZSWAP_WRITEBACK: [AttachPoint; 5] = [
 ];
 
 /// `khugepaged-swapin` and `khugepaged-scan`.
-pub const KHUGEPAGED: [AttachPoint; 2] = [
+pub const KHUGEPAGED: [AttachPoint; 3] = [
     AttachPoint {
         metric: "khugepaged-swapin",
         backend: Backend::Tracepoint,
@@ -168,6 +168,45 @@ pub const KHUGEPAGED: [AttachPoint; 2] = [
         )],
         note: "",
         seen: Some(("6.1", "7.3")),
+        silences: &[],
+    },
+    AttachPoint {
+        metric: "khugepaged-scan",
+        backend: Backend::Tracepoint,
+        attach: "huge_memory:mm_khugepaged_scan_pmd + mm_collapse_huge_page_isolate (raw, with the PMD) + mm_collapse_huge_page",
+        requires: &[
+            Req::Tracepoint("mm_khugepaged_scan_pmd", &["mm"]),
+            Req::Tracepoint("mm_collapse_huge_page_isolate", &["folio|page"]),
+            Req::TracepointHas(
+                "mm_khugepaged_scan_pmd",
+                &["folio|page", "referenced", "none_or_zero", "status", "unmapped"],
+            ),
+            Req::TraceFormat(
+                "huge_memory/mm_collapse_huge_page",
+                &["mm", "isolated", "status"],
+            ),
+            Req::Built(true),
+        ],
+        progs: &[
+            p(
+                "khugepaged_scan_pmd_raw",
+                RawTracepoint,
+                "mm_khugepaged_scan_pmd",
+            ),
+            p(
+                "collapse_isolate",
+                RawTracepoint,
+                "mm_collapse_huge_page_isolate",
+            ),
+            p(
+                "collapse_huge_page",
+                ProgKind::Tracepoint("huge_memory"),
+                "mm_collapse_huge_page",
+            ),
+        ],
+        note: "the PMD from the isolated or the scan's last folio (its index); \
+               7.x passes the scan a pfn, not the folio: the next row",
+        seen: Some(("6.1", "6.18")),
         silences: &[],
     },
     AttachPoint {

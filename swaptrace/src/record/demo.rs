@@ -66,8 +66,9 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
     if w.fill > 0 {
         cmd.extend(["--fill".into(), w.fill.to_string()]);
     }
-    if w.skip_every > 0 {
-        cmd.extend(["--skip-every".into(), w.skip_every.to_string()]);
+    if !w.skip_every.is_empty() {
+        let list: Vec<String> = w.skip_every.iter().map(u32::to_string).collect();
+        cmd.extend(["--skip-every".into(), list.join(",")]);
     }
     if w.threads > 1 {
         cmd.extend(["--threads".into(), w.threads.to_string()]);
@@ -184,7 +185,7 @@ mod tests {
             (
                 "skip_every",
                 WorkloadSpec {
-                    skip_every: 2,
+                    skip_every: vec![2, 5],
                     ..base.clone()
                 },
             ),

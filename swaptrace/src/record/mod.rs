@@ -409,6 +409,7 @@ impl Recorder {
                     none_or_zero: (ev.entry >> 32) as u32,
                     unmapped: ev.aux,
                     status: ev.entry as u32 as i32,
+                    pmd: ev.addr,
                 })
             }
             kind::COLLAPSE => {

@@ -54,11 +54,12 @@ pub fn khp_text(live: &KhpLive, metrics: &[KhpMetrics]) -> String {
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "{:<20} {:>9} {:>9} {:>8} {:>10} {:>11} {:>9} {:>11}",
+        "{:<20} {:>9} {:>9} {:>8} {:>8} {:>10} {:>11} {:>9} {:>11}",
         "POLICY",
         "ATTEMPTS",
         "SWAP_ATT",
         "SWAPINS",
+        "PMDS_IN",
         "PAGES_IN",
         "UNDER_PRESS",
         "COLLAPSES",
@@ -67,11 +68,12 @@ pub fn khp_text(live: &KhpLive, metrics: &[KhpMetrics]) -> String {
     for m in metrics {
         let _ = writeln!(
             s,
-            "{:<20} {:>9} {:>9} {:>8} {:>10} {:>11} {:>9} {:>11.1}",
+            "{:<20} {:>9} {:>9} {:>8} {:>8} {:>10} {:>11} {:>9} {:>11.1}",
             m.policy,
             m.attempts,
             m.swap_attempts,
             m.swapins,
+            m.swapin_pmds,
             m.pages_in,
             m.pages_under_pressure,
             m.collapses,
@@ -86,11 +88,12 @@ pub fn khp_text(live: &KhpLive, metrics: &[KhpMetrics]) -> String {
     };
     let _ = writeln!(
         s,
-        "{:<20} {:>9} {:>9} {:>8} {:>10} {:>11} {:>9} {:>11.1}",
+        "{:<20} {:>9} {:>9} {:>8} {:>8} {:>10} {:>11} {:>9} {:>11.1}",
         "kernel",
         live.scans,
         live.swap_scans,
         k.swapins,
+        k.swapin_pmds,
         k.swapin_pages,
         live.pages_under_pressure,
         collapses,
@@ -99,13 +102,21 @@ pub fn khp_text(live: &KhpLive, metrics: &[KhpMetrics]) -> String {
     let _ = writeln!(s);
     let _ = writeln!(
         s,
-        "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>10}",
-        "POLICY", "R_LIMIT", "R_REFD", "R_STALL", "BLOCKED", "TRUNC", "SWAPIN_FAIL", "HUGE_MIB"
+        "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10}",
+        "POLICY",
+        "R_LIMIT",
+        "R_REFD",
+        "R_STALL",
+        "BLOCKED",
+        "TRUNC",
+        "SWAPIN_FAIL",
+        "SKIPPED",
+        "HUGE_MIB"
     );
     for m in metrics {
         let _ = writeln!(
             s,
-            "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>10}",
+            "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10}",
             m.policy,
             m.refused_limit,
             m.refused_referenced,
@@ -113,12 +124,13 @@ pub fn khp_text(live: &KhpLive, metrics: &[KhpMetrics]) -> String {
             m.blocked,
             m.truncated_swapins,
             m.failed_after_swapin,
+            m.rescans_skipped,
             m.huge_bytes >> 20
         );
     }
     let _ = writeln!(
         s,
-        "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>10}",
+        "{:<20} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>9} {:>10}",
         "kernel",
         "-",
         "-",
@@ -126,11 +138,14 @@ pub fn khp_text(live: &KhpLive, metrics: &[KhpMetrics]) -> String {
         "-",
         "-",
         k.failed_after_swapin,
+        "-",
         live.huge_bytes >> 20
     );
     let _ = writeln!(
         s,
-        "SWAPIN_FAIL: swap-ins after which the collapse failed (the kernel comes back to the PMD)"
+        "SWAPIN_FAIL: swap-ins after which the collapse failed (the kernel comes back to the PMD); \
+         PMDS_IN: PMDs swapped in (a PMD the trace does not name counts per swap-in); \
+         SKIPPED: the kernel's scans of a PMD the policy had already collapsed"
     );
     if !live.notes.is_empty() {
         let _ = writeln!(s);

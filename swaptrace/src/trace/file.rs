@@ -269,6 +269,17 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// The VMA bounds the trace recorded: (mm, start, end).
+    pub fn vmas(&self) -> Vec<(u32, u64, u64)> {
+        self.records
+            .iter()
+            .filter_map(|r| match *r {
+                Record::Vma { mm, start, end, .. } => Some((mm, start, end)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// A /proc/vmstat counter's change over the recording (end - start),
     /// when the header and the footer both have it.
     pub fn vmstat_delta(&self, counter: &str) -> Option<i64> {

@@ -280,7 +280,9 @@ pub enum Record {
     },
     /// khugepaged scanned a PMD (`huge_memory:mm_khugepaged_scan_pmd`):
     /// referenced, empty and swapped-out (`unmapped`) PTEs, and the verdict
-    /// (`status`, named by the header's `thp_scan_status`).
+    /// (`status`, named by the header's `thp_scan_status`). `pmd`: the
+    /// PMD's address, from the last folio the scan examined (0: unknown,
+    /// older traces, or no anonymous folio seen).
     KhugepagedScan {
         ts: u64,
         tid: u32,
@@ -289,6 +291,8 @@ pub enum Record {
         none_or_zero: u32,
         unmapped: u32,
         status: i32,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        pmd: u64,
     },
     /// A collapse attempt ended (`huge_memory:mm_collapse_huge_page`).
     Collapse {
@@ -352,6 +356,26 @@ pub enum Record {
         start: u64,
         end: u64,
     },
+}
+
+#[cfg(test)]
+impl Record {
+    /// A major read fault of `addr` in `mm`, one page read, for tests.
+    pub(crate) fn major_fault(ts: u64, mm: u32, addr: u64) -> Record {
+        Record::SwapFault {
+            ts,
+            dur_ns: 0,
+            tid: 1,
+            mm,
+            addr,
+            entry: None,
+            major: true,
+            pages_read: 1,
+            zero_reads: 0,
+            zswap_loads: 0,
+            write: false,
+        }
+    }
 }
 
 impl Record {

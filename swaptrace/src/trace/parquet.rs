@@ -555,6 +555,7 @@ fn row(r: &Record) -> Row<'_> {
             none_or_zero,
             unmapped,
             status,
+            pmd,
         } => Row {
             ts: w(*ts),
             tid: n(*tid),
@@ -562,6 +563,7 @@ fn row(r: &Record) -> Row<'_> {
             referenced: n(*referenced),
             none_or_zero: n(*none_or_zero),
             unmapped: n(*unmapped),
+            addr: (*pmd != 0).then(|| w(*pmd)).flatten(),
             status: Some(*status as i64),
             ..Row::default()
         },

@@ -124,6 +124,7 @@ fn one_of_each() -> Vec<Record> {
             none_or_zero: 0,
             unmapped: 0,
             status: 1,
+            pmd: 0,
         },
         Record::Collapse {
             ts: 0,

@@ -148,9 +148,11 @@ pub struct WorkloadSpec {
     #[serde(default)]
     pub fill: u32,
     /// The read passes skip one page in every N (0: none), as the khugepaged allocstall-gating thread's
-    /// test does, leaving those in swap for khugepaged.
+    /// test does, leaving those in swap for khugepaged. Several values are
+    /// taken in turn, one per 2 MiB block (a PMD), so that blocks leave
+    /// different numbers of pages in swap.
     #[serde(default)]
-    pub skip_every: u32,
+    pub skip_every: Vec<u32>,
     /// Before the read passes, `madvise(MADV_HUGEPAGE)` the region so that
     /// khugepaged collapses it.
     #[serde(default)]
@@ -219,7 +221,7 @@ impl Default for WorkloadSpec {
             hold: false,
             pageout: false,
             fill: 0,
-            skip_every: 0,
+            skip_every: Vec::new(),
             thp: false,
             hold_after: false,
             procs: 1,
@@ -241,6 +243,17 @@ impl WorkloadSpec {
     pub fn purged(&self, page: u64) -> bool {
         let n = u64::from(self.purge);
         n > 1 && page % n < n / 2
+    }
+
+    /// Whether the read passes skip `page` ([`WorkloadSpec::skip_every`]),
+    /// with pages of `ps` bytes.
+    pub fn skipped(&self, page: u64, ps: usize) -> bool {
+        let per_block = ((2 << 20) / ps.max(1)).max(1) as u64;
+        let n = match self.skip_every.as_slice() {
+            [] => return false,
+            list => u64::from(list[(page / per_block % list.len() as u64) as usize]),
+        };
+        n > 0 && page % n == n - 1
     }
 
     /// The word expected in `slot` of page `page`.
@@ -692,12 +705,11 @@ fn read_passes(
     ps: usize,
 ) -> Result<(), WorkloadError> {
     let slot_off = |slot: usize| (slot * ps / SLOTS) & !7;
-    let skip = u64::from(spec.skip_every);
     for pass in 0..spec.passes {
         let key = spec.seed ^ mix64(u64::from(pass) + 1);
         for i in 0..pages {
             let p = procs::read_page(spec.read_order, i, pages, key);
-            if skip > 0 && p % skip == skip - 1 {
+            if spec.skipped(p, ps) {
                 continue;
             }
             // One word per page, rotating the slot between pages and passes.

@@ -218,3 +218,26 @@ fn too_small() {
     };
     assert!(matches!(run(&spec), Err(WorkloadError::Empty(100))));
 }
+
+#[test]
+fn skip_every_takes_its_values_in_turn_per_2mib_block() {
+    let spec = WorkloadSpec {
+        skip_every: vec![20, 5],
+        ..WorkloadSpec::default()
+    };
+    let in_block = |b: u64| {
+        (b * 512..(b + 1) * 512)
+            .filter(|&p| spec.skipped(p, 4096))
+            .count()
+    };
+    // 512 pages: one in 20 (25) in even blocks, one in 5 (102) in odd ones.
+    assert_eq!(
+        [in_block(0), in_block(1), in_block(2), in_block(3)],
+        [25, 102, 25, 102]
+    );
+    assert!(spec.skipped(19, 4096) && !spec.skipped(20, 4096));
+    // 64 KiB pages: 32 to a block.
+    assert!(spec.skipped(19, 65536) && spec.skipped(34, 65536) && !spec.skipped(35, 65536));
+    let none = WorkloadSpec::default();
+    assert!((0..2048).all(|p| !none.skipped(p, 4096)));
+}

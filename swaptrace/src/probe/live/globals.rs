@@ -181,6 +181,21 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
     put(K_MM_OWNER, owner);
     put(K_TASK_TGID, tgid);
     put(K_MM_SWAPENTS_COUNT, mm_swapents_count(btf));
+    // The scan's raw tracepoint: its arguments' places.
+    for (global, names) in [
+        (K_SCANA_FOLIO, &["folio", "page"][..]),
+        (K_SCANA_REFERENCED, &["referenced"]),
+        (K_SCANA_NONE, &["none_or_zero"]),
+        (K_SCANA_STATUS, &["status"]),
+        (K_SCANA_UNMAPPED, &["unmapped"]),
+    ] {
+        let place = names
+            .iter()
+            .find_map(|n| btf.tracepoint_arg("mm_khugepaged_scan_pmd", n).ok())
+            .map(|i| i as u64)
+            .ok_or_else(|| format!("mm_khugepaged_scan_pmd: no argument {}", names.join("|")));
+        put(global, place);
+    }
     // khugepaged's classic tracepoints: fields where this kernel has them.
     for (tp, fields) in [
         (

@@ -1,7 +1,7 @@
 //! A trace's khugepaged scans, stalls (reclaim begins) and inferred
 //! sleeps, and the recording kernel's own outcome.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -76,6 +76,56 @@ pub struct KhpScan {
     /// Pages of the kernel's swap-in for this scan (the same task's
     /// `mm_collapse_huge_page_swapin` since its previous scan), if any.
     pub swapped_in: Option<u32>,
+    /// The PMD's address; 0 unknown.
+    pub pmd: u64,
+    /// Swapped-out PTEs of the PMD followed through the trace ([`SwapPtes`]).
+    pub swap_ptes: Option<Tracked>,
+}
+
+/// A scan's PMD as [`SwapPtes`] followed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Tracked {
+    /// Swapped-out PTEs.
+    pub swap_ptes: u32,
+    /// The PTE the scan stopped at: its `unmapped`-th swapped-out one.
+    pub stop: Option<u32>,
+}
+
+impl KhpScan {
+    /// Young PTEs of the whole PMD: where the kernel stopped at its limit
+    /// (a lower bound), those seen, and the rest's present PTEs young in
+    /// the same proportion.
+    pub fn referenced_whole(&self) -> u32 {
+        let (
+            ScanClass::ExceedSwap,
+            Some(Tracked {
+                swap_ptes,
+                stop: Some(stop),
+            }),
+        ) = (self.class, self.swap_ptes)
+        else {
+            return self.referenced;
+        };
+        let seen = stop + 1;
+        let present_seen = seen.saturating_sub(self.unmapped + self.none_or_zero);
+        if present_seen == 0 {
+            return self.referenced;
+        }
+        let rest = HPAGE_PMD_NR.saturating_sub(seen);
+        let none_rest = u64::from(self.none_or_zero) * u64::from(rest) / u64::from(seen);
+        let present_rest = u64::from(rest)
+            .saturating_sub(u64::from(swap_ptes.saturating_sub(self.unmapped)) + none_rest);
+        let young =
+            present_rest * u64::from(self.referenced.min(present_seen)) / u64::from(present_seen);
+        self.referenced + young as u32
+    }
+}
+
+impl KhpScan {
+    /// The PMD, when the trace names it.
+    pub fn pmd_key(&self) -> Option<(u32, u64)> {
+        (self.pmd != 0).then_some((self.mm, self.pmd))
+    }
 }
 
 /// A reclaim begin: direct (`memcg == false`) or memcg-limit.
@@ -110,6 +160,9 @@ pub struct KhpKernel {
     pub collapses_succeeded: u64,
     /// Scans whose swap-in was followed by a failed collapse.
     pub failed_after_swapin: u64,
+    /// PMDs swapped in (a swap-in of a PMD the trace does not name counts
+    /// as one): the swap-ins less the retries of a PMD.
+    pub swapin_pmds: u64,
 }
 
 /// A trace's khugepaged scans and pressure signal.
@@ -157,8 +210,16 @@ pub fn default_status_names() -> BTreeMap<i32, String> {
 }
 
 impl KhpInput {
-    pub fn from_loaded(t: &Loaded) -> Result<KhpInput, KhpError> {
-        let mut input = KhpInput::from_records(&t.records, &t.header)?;
+    /// `t`'s scans; the swap PTEs of their PMDs from `tracked` (by the
+    /// scan's ts and tid) where `t` holds only the khugepaged records.
+    pub fn from_loaded(
+        t: &Loaded,
+        tracked: Option<&HashMap<(u64, u32), Tracked>>,
+    ) -> Result<KhpInput, KhpError> {
+        let mut input = match tracked {
+            Some(m) => KhpInput::from_records_tracked(&t.records, &t.header, m)?,
+            None => KhpInput::from_records(&t.records, &t.header)?,
+        };
         if !t.problems.is_empty() {
             input.notes.push(format!(
                 "{} bad or truncated chunks were skipped",
@@ -168,7 +229,18 @@ impl KhpInput {
         Ok(input)
     }
 
+    /// The scans of `records`, their PMDs' swap PTEs followed through them.
     pub fn from_records(records: &[Record], header: &Header) -> Result<KhpInput, KhpError> {
+        let mut tracker = SwapPtes::new(header);
+        records.iter().for_each(|r| tracker.see(r));
+        KhpInput::from_records_tracked(records, header, &tracker.at_scan)
+    }
+
+    pub fn from_records_tracked(
+        records: &[Record],
+        header: &Header,
+        tracked: &HashMap<(u64, u32), Tracked>,
+    ) -> Result<KhpInput, KhpError> {
         let mut notes = Vec::new();
         let status_names = if header.thp_scan_status.is_empty() {
             notes.push("no status names in the header: 6.18 numbering assumed".to_string());
@@ -209,9 +281,12 @@ impl KhpInput {
                     none_or_zero,
                     unmapped,
                     status,
+                    pmd,
                 } => {
                     t_min = t_min.min(*ts);
                     scans.push(KhpScan {
+                        pmd: *pmd,
+                        swap_ptes: None,
                         ts: *ts,
                         tid: *tid,
                         mm: *mm,
@@ -270,10 +345,14 @@ impl KhpInput {
         if scans.is_empty() {
             return Err(KhpError::NoScans);
         }
+        for s in &mut scans {
+            s.swap_ptes = tracked.get(&(s.ts, s.tid)).copied();
+        }
         scans.sort_by_key(|s| s.ts);
         stalls.sort_by_key(|s| s.ts);
         kernel.swapin_events.sort_by_key(|e| e.0);
         kernel.failed_after_swapin = match_swapins(&mut scans, swapins);
+        kernel.swapin_pmds = distinct_pmds(scans.iter().filter(|s| s.swapped_in > Some(0)));
         let mut input = KhpInput {
             scans,
             stalls,
@@ -367,8 +446,141 @@ fn match_swapins(scans: &mut [KhpScan], mut swapins: Vec<(u64, u32, u32)>) -> u6
     failed
 }
 
+/// PMDs among `scans`: each named one once, each unnamed one apiece.
+pub(super) fn distinct_pmds<'a>(scans: impl Iterator<Item = &'a KhpScan>) -> u64 {
+    let mut seen = HashSet::new();
+    scans
+        .filter(|s| s.pmd_key().is_none_or(|k| seen.insert(k)))
+        .count() as u64
+}
+
 /// Whether a stall lies in `(a, b]`.
 pub(super) fn stall_in(stalls: &[u64], a: u64, b: u64) -> bool {
     let i = stalls.partition_point(|&t| t <= a);
     stalls.get(i).is_some_and(|&t| t <= b)
+}
+
+/// Swapped-out PTEs per PMD, followed through the trace's swap-outs, swap
+/// faults, unmaps and zaps: the count at each scan that names its PMD,
+/// for scans the kernel stopped at exceed_swap_pte (whose `unmapped` is
+/// only a lower bound). Pages swapped out before the trace are not known.
+#[derive(Debug, Default)]
+pub struct SwapPtes {
+    pmds: HashMap<(u32, u64), [u64; 8]>,
+    /// Tasks with a khugepaged swap-in since their last scan.
+    swapped_in: HashSet<u32>,
+    /// The PMD at each scan, by (ts, tid).
+    pub at_scan: HashMap<(u64, u32), Tracked>,
+    /// The `succeeded` status code.
+    succeeded: Option<i32>,
+}
+
+const PAGE: u64 = 4096;
+
+impl SwapPtes {
+    pub fn new(header: &Header) -> SwapPtes {
+        let names = if header.thp_scan_status.is_empty() {
+            default_status_names()
+        } else {
+            header.thp_scan_status.clone()
+        };
+        SwapPtes {
+            succeeded: names
+                .iter()
+                .find(|(_, n)| ScanClass::from_name(n) == ScanClass::Succeeded)
+                .map(|(&c, _)| c),
+            ..SwapPtes::default()
+        }
+    }
+
+    fn key(mm: u32, addr: u64) -> (u32, u64) {
+        (mm, addr & !(super::HPAGE_PMD_BYTES - 1))
+    }
+
+    fn bit(addr: u64) -> (usize, u64) {
+        let i = (addr / PAGE) % u64::from(HPAGE_PMD_NR);
+        ((i / 64) as usize, 1 << (i % 64))
+    }
+
+    /// Clears `[start, end)` of `mm`.
+    fn clear(&mut self, mm: u32, start: u64, end: u64) {
+        let hp = super::HPAGE_PMD_BYTES;
+        let keys: Vec<(u32, u64)> = if end.saturating_sub(start) / hp <= 1024 {
+            let first = start & !(hp - 1);
+            (0..)
+                .map(|i| first + i * hp)
+                .take_while(|&a| a < end)
+                .map(|a| (mm, a))
+                .filter(|k| self.pmds.contains_key(k))
+                .collect()
+        } else {
+            self.pmds
+                .keys()
+                .filter(|&&(m, a)| m == mm && a < end && a + hp > start)
+                .copied()
+                .collect()
+        };
+        for k in keys {
+            let (lo, hi) = (start.max(k.1), end.min(k.1 + hp));
+            if let Some(bits) = self.pmds.get_mut(&k) {
+                for a in (lo..hi).step_by(PAGE as usize) {
+                    let (w, b) = SwapPtes::bit(a);
+                    bits[w] &= !b;
+                }
+                if bits.iter().all(|&w| w == 0) {
+                    self.pmds.remove(&k);
+                }
+            }
+        }
+    }
+
+    /// Follows one record, in trace order.
+    pub fn see(&mut self, r: &Record) {
+        match *r {
+            Record::SwapOut { mm, vaddr, nr, .. } if mm != 0 => {
+                for i in 0..u64::from(nr.min(HPAGE_PMD_NR)) {
+                    let a = vaddr + i * PAGE;
+                    let (w, b) = SwapPtes::bit(a);
+                    self.pmds.entry(SwapPtes::key(mm, a)).or_default()[w] |= b;
+                }
+            }
+            Record::SwapFault { mm, addr, .. } => self.clear(mm, addr, addr + PAGE),
+            Record::Unmapped { mm, start, end, .. } | Record::Zapped { mm, start, end, .. } => {
+                self.clear(mm, start, end)
+            }
+            Record::Moved { mm, from, len, .. } => self.clear(mm, from, from.saturating_add(len)),
+            Record::KhugepagedSwapin {
+                tid, swapped_in, ..
+            } if swapped_in > 0 => {
+                self.swapped_in.insert(tid);
+            }
+            Record::KhugepagedScan {
+                ts,
+                tid,
+                mm,
+                status,
+                pmd,
+                unmapped,
+                ..
+            } => {
+                let swapped_in = self.swapped_in.remove(&tid);
+                if pmd == 0 {
+                    return;
+                }
+                let k = SwapPtes::key(mm, pmd);
+                let bits = self.pmds.get(&k).copied().unwrap_or_default();
+                // The `unmapped`-th set bit.
+                let stop = (0..HPAGE_PMD_NR)
+                    .filter(|&i| bits[(i / 64) as usize] & (1 << (i % 64)) != 0)
+                    .nth((unmapped as usize).wrapping_sub(1));
+                let swap_ptes = bits.iter().map(|w| w.count_ones()).sum();
+                self.at_scan.insert((ts, tid), Tracked { swap_ptes, stop });
+                // Swapped in for this scan, or now huge: none left.
+                if swapped_in || Some(status) == self.succeeded {
+                    self.pmds.remove(&k);
+                }
+            }
+            _ => {}
+        }
+    }
 }

@@ -49,7 +49,7 @@ mod input;
 #[cfg(test)]
 mod synth;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -163,6 +163,11 @@ pub const PARAMS: &[ParamInfo] = &[
     ParamInfo {
         name: "request-us=F",
         help: "modelled read cost per swap-in, µs (preset 100)",
+    },
+    ParamInfo {
+        name: "max-ptes-swap=N",
+        help: "the swap PTE limit of every policy but max-ptes-swap:N \
+               (default: the recording's khugepaged/max_ptes_swap)",
     },
     ParamInfo {
         name: "sleep-gap-ms=N",
@@ -279,6 +284,8 @@ pub struct KhpParams {
     pub request_us: f64,
     /// Gap taken as a khugepaged sleep; None: half of `scan_sleep_millisecs`.
     pub sleep_gap_ms: Option<u64>,
+    /// The swap PTE limit; None: the recording's.
+    pub max_ptes_swap: Option<u32>,
 }
 
 impl Default for KhpParams {
@@ -289,6 +296,7 @@ impl Default for KhpParams {
             page_us: DEFAULT_PAGE_US,
             request_us: DEFAULT_REQUEST_US,
             sleep_gap_ms: None,
+            max_ptes_swap: None,
         }
     }
 }
@@ -327,6 +335,13 @@ impl KhpParams {
             "page-us" => self.page_us = us()?,
             "request-us" => self.request_us = us()?,
             "sleep-gap-ms" => self.sleep_gap_ms = if value == "auto" { None } else { Some(ms()?) },
+            "max-ptes-swap" => {
+                self.max_ptes_swap = Some(
+                    super::parse_in(value, 0, HPAGE_PMD_NR.into()).ok_or_else(|| {
+                        bad(format!("expected an integer from 0 to {HPAGE_PMD_NR}"))
+                    })? as u32,
+                )
+            }
             _ => return Err(bad(format!("unknown key (keys: {})", param_names()))),
         }
         Ok(())
@@ -382,6 +397,12 @@ pub struct KhpMetrics {
     pub truncated_swapins: u64,
     /// Swap-ins whose collapse then failed, as the kernel's did.
     pub failed_after_swapin: u64,
+    /// PMDs swapped in: the swap-ins less the retries of a PMD (a PMD
+    /// the trace does not name counts per swap-in).
+    pub swapin_pmds: u64,
+    /// The kernel's scans of a PMD this policy had collapsed and the
+    /// kernel had not yet: not replayed.
+    pub rescans_skipped: u64,
     pub collapses: u64,
     pub huge_bytes: u64,
     pub io_ms: f64,
@@ -398,7 +419,7 @@ fn replay_one(
 ) -> KhpMetrics {
     let limit = match policy {
         KhpPolicy::MaxPtesSwap(n) => n,
-        _ => input.max_ptes_swap,
+        _ => p.max_ptes_swap.unwrap_or(input.max_ptes_swap),
     };
     let mut m = KhpMetrics {
         policy: policy.name(),
@@ -408,14 +429,54 @@ fn replay_one(
         ..KhpMetrics::default()
     };
     let w = p.window_ns();
+    // PMDs this policy collapsed where the kernel did not (yet): the
+    // kernel scans them again, the policy's khugepaged finds them huge.
+    let mut ahead = HashSet::new();
+    // PMDs the kernel swapped in where this policy refused: their swap
+    // PTEs as this policy last saw them, a floor for the kernel's later
+    // scans (which count only what the kernel left out).
+    let mut behind = HashMap::new();
+    let refuse = |behind: &mut HashMap<_, _>, count: &mut u64, s: &KhpScan, unmapped: u32| {
+        *count += 1;
+        if let (Some(k), Some(_)) = (s.pmd_key(), s.swapped_in) {
+            behind.insert(k, unmapped);
+        }
+    };
+    let mut swapped = HashSet::new();
+    let collapse = |m: &mut KhpMetrics, ahead: &mut HashSet<_>, s: &KhpScan| {
+        m.collapses += 1;
+        if s.class != ScanClass::Succeeded {
+            ahead.extend(s.pmd_key());
+        }
+    };
     for (s, &(pmd_start, sleep_start)) in input.scans.iter().zip(windows) {
+        if let Some(k) = s.pmd_key().filter(|k| ahead.contains(k)) {
+            if s.class == ScanClass::Succeeded {
+                ahead.remove(&k);
+            }
+            m.rescans_skipped += 1;
+            continue;
+        }
         m.attempts += 1;
         let passed = s.class != ScanClass::Other;
         m.blocked += u64::from(!passed);
         // hpage_collapse_scan_pmd(): `if (referenced)` (MADV_COLLAPSE skips it).
         let young = s.referenced > 0 || s.class == ScanClass::Succeeded;
-        if s.unmapped == 0 {
-            m.collapses += (passed && young) as u64;
+        // Where the kernel stopped at its limit, the PTEs swapped out as
+        // the trace followed them, if more; at least what this policy left.
+        let floor = s
+            .pmd_key()
+            .and_then(|k| behind.get(&k).copied())
+            .unwrap_or(0);
+        let unmapped = match (s.class, s.swap_ptes) {
+            (ScanClass::ExceedSwap, Some(t)) => t.swap_ptes.max(s.unmapped),
+            _ => s.unmapped,
+        }
+        .max(floor);
+        if unmapped == 0 {
+            if passed && young {
+                collapse(&mut m, &mut ahead, s);
+            }
             continue;
         }
         m.swap_attempts += 1;
@@ -423,17 +484,17 @@ fn replay_one(
             continue;
         }
         // The scan's `++unmapped <= khugepaged_max_ptes_swap`.
-        if s.unmapped > limit {
-            m.refused_limit += 1;
+        if unmapped > limit {
+            refuse(&mut behind, &mut m.refused_limit, s, unmapped);
             continue;
         }
         let young = match policy {
             // 4.8+: `unmapped && referenced < HPAGE_PMD_NR / 2` → SCAN_LACK_REFERENCED_PAGE.
-            KhpPolicy::ReferencedHalf => s.referenced >= HPAGE_PMD_NR / 2,
+            KhpPolicy::ReferencedHalf => s.referenced_whole() >= HPAGE_PMD_NR / 2,
             _ => young,
         };
         if !young {
-            m.refused_referenced += 1;
+            refuse(&mut behind, &mut m.refused_referenced, s, unmapped);
             continue;
         }
         // collapse_huge_page(): `allocstall == curr_allocstall`.
@@ -443,12 +504,19 @@ fn replay_one(
             _ => false,
         };
         if stalled {
-            m.refused_pressure += 1;
+            refuse(&mut behind, &mut m.refused_pressure, s, unmapped);
             continue;
         }
+        if let Some(k) = s.pmd_key() {
+            behind.remove(&k);
+        }
         // The kernel counts a swap-in that read nothing as none.
-        let pages = s.swapped_in.unwrap_or(s.unmapped);
+        let pages = match s.swapped_in {
+            Some(n) if floor <= s.unmapped => n,
+            _ => unmapped,
+        };
         m.swapins += u64::from(pages > 0);
+        m.swapin_pmds += u64::from(pages > 0 && s.pmd_key().is_none_or(|k| swapped.insert(k)));
         m.pages_in += pages as u64;
         if pages > 0 && stall_in(stalls, s.ts.saturating_sub(w), s.ts) {
             m.swapins_under_pressure += 1;
@@ -458,7 +526,7 @@ fn replay_one(
         if s.class == ScanClass::SwapinFailed {
             m.failed_after_swapin += 1;
         } else {
-            m.collapses += 1;
+            collapse(&mut m, &mut ahead, s);
         }
     }
     m.huge_bytes = m.collapses.saturating_mul(HPAGE_PMD_BYTES);
@@ -563,8 +631,10 @@ pub fn run_stream(
     each: impl FnMut(&TraceStream),
 ) -> (Loaded, Result<KhpReplay, KhpError>) {
     let mut n = 0usize;
+    let mut tracker = input::SwapPtes::new(s.header());
     let mut t = s.load_where(
         |r| {
+            tracker.see(r);
             let read = reads(r);
             n += read as usize;
             read && n <= max
@@ -575,7 +645,7 @@ pub fn run_stream(
         t.records = Vec::new();
         return (t, Err(KhpError::TooManyRecords(max)));
     }
-    let r = run(&t, req);
+    let r = run_tracked(&t, req, Some(&tracker.at_scan));
     (t, r)
 }
 
@@ -594,11 +664,21 @@ pub fn reads(r: &Record) -> bool {
 /// `replay --family khugepaged`: the parameters from `--param`, the
 /// policies asked for (default: [`POLICIES`] marked default) replayed on `t`.
 pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<KhpReplay, KhpError> {
+    run_tracked(t, req, None)
+}
+
+/// [`run`], the swap PTEs of the scans' PMDs from `tracked` where `t`
+/// holds only the khugepaged records ([`input::SwapPtes`]).
+fn run_tracked(
+    t: &Loaded,
+    req: &ReplayRequest,
+    tracked: Option<&std::collections::HashMap<(u64, u32), input::Tracked>>,
+) -> Result<KhpReplay, KhpError> {
     let specs: Vec<&str> = req.params.iter().map(String::as_str).collect();
     let params = KhpParams::parse(&specs)?;
     let names = req.names(POLICIES);
     let policies = KhpPolicy::parse_list(&names.iter().map(String::as_str).collect::<Vec<_>>())?;
-    let input = KhpInput::from_loaded(t)?;
+    let input = KhpInput::from_loaded(t, tracked)?;
     Ok(KhpReplay {
         live: KhpLive::from_input(&input, &params),
         metrics: replay_khugepaged(&input, &policies, &params),

@@ -182,6 +182,7 @@ pub(crate) fn synth_khugepaged(s: &KhpSynth) -> Vec<Record> {
                     none_or_zero,
                     unmapped,
                     status,
+                    pmd: 0,
                 });
                 t += gap;
             }

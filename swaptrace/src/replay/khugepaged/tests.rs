@@ -14,6 +14,11 @@ fn run(input: &KhpInput, names: &[&str], params: &[&str]) -> Vec<KhpMetrics> {
 }
 
 fn scan(ts: u64, referenced: u32, unmapped: u32, status: i32) -> Record {
+    scan_of(0, ts, referenced, unmapped, status)
+}
+
+/// A scan of the PMD at `pmd` (0: unnamed).
+fn scan_of(pmd: u64, ts: u64, referenced: u32, unmapped: u32, status: i32) -> Record {
     Record::KhugepagedScan {
         ts,
         tid: 5,
@@ -22,6 +27,18 @@ fn scan(ts: u64, referenced: u32, unmapped: u32, status: i32) -> Record {
         none_or_zero: 0,
         unmapped,
         status,
+        pmd,
+    }
+}
+
+fn swapin(ts: u64, pages: u32) -> Record {
+    Record::KhugepagedSwapin {
+        ts,
+        tid: 5,
+        mm: 1,
+        swapped_in: pages,
+        referenced: 400,
+        ret: 0,
     }
 }
 
@@ -365,6 +382,8 @@ fn junk_policies_and_params_are_rejected() {
         "pressure-window-ms=-5",
         "pressure-window-ms=1e3",
         "sleep-gap-ms=soon",
+        "max-ptes-swap=513",
+        "max-ptes-swap=x",
         "foo=1",
         "",
     ] {
@@ -487,7 +506,8 @@ fn policy_table_parses_and_keeps_the_default_set() {
     let e = KhpParams::parse(&["foo=1"]).unwrap_err().to_string();
     assert!(
         e.ends_with(
-            "unknown key (keys: pressure, pressure-window-ms, page-us, request-us, sleep-gap-ms)"
+            "unknown key (keys: pressure, pressure-window-ms, page-us, request-us, max-ptes-swap, \
+             sleep-gap-ms)"
         ),
         "{e}"
     );
@@ -561,4 +581,137 @@ fn run_stream_replays_as_the_whole_trace_and_refuses_past_its_limit() {
     assert!(matches!(r, Err(KhpError::TooManyRecords(m)) if m == n - 1));
     assert!(t.records.is_empty());
     assert_eq!(t.footer, whole.footer);
+}
+
+/// Scans that name their PMD: a PMD a policy collapsed where the kernel
+/// did not is not scanned again by that policy's khugepaged, and retries
+/// of one PMD count once in `swapin_pmds`. Recorded at max_ptes_swap 64.
+#[test]
+fn a_pmd_collapsed_ahead_of_the_kernel_is_not_scanned_again() {
+    const ST_EXCEED_SWAP: i32 = 6;
+    let (a, b, d, e) = (0x20_0000, 0x40_0000, 0x60_0000, 0x80_0000);
+    let recs = vec![
+        // A: 65 swap PTEs seen, refused at the kernel's 64, three times.
+        scan_of(a, 10, 400, 65, ST_EXCEED_SWAP),
+        swapin(15, 20),
+        scan_of(b, 20, 400, 20, ST_SUCCEEDED),
+        scan_of(a, 30, 400, 65, ST_EXCEED_SWAP),
+        scan_of(a, 40, 400, 65, ST_EXCEED_SWAP),
+        // Two refused scans that name no PMD.
+        scan_of(0, 50, 400, 65, ST_EXCEED_SWAP),
+        scan_of(0, 60, 400, 65, ST_EXCEED_SWAP),
+        // D: swapped in, collapse failed (a page locked), retried.
+        swapin(65, 10),
+        scan_of(d, 70, 400, 10, ST_PAGE_LOCKED),
+        swapin(75, 2),
+        scan_of(d, 80, 400, 2, ST_SUCCEEDED),
+        // E: too few young PTEs for the kernel, later collapsed by it,
+        // then (split again) scanned and collapsed with no swap PTE.
+        scan_of(e, 90, 100, 10, ST_LACK_REFERENCED),
+        swapin(95, 10),
+        scan_of(e, 100, 300, 10, ST_SUCCEEDED),
+        scan_of(e, 110, 300, 0, ST_SUCCEEDED),
+    ];
+    let inp = KhpInput::from_records(&recs, &Header::default()).expect("scans");
+    assert_eq!(inp.kernel.swapins, 4);
+    // B, D (twice) and E.
+    assert_eq!(inp.kernel.swapin_pmds, 3);
+    let m = run(
+        &inp,
+        &["max-ptes-swap:511", "referenced-half", "always"],
+        &[],
+    );
+    // 511 (the limit alone, any young PTE): A once (its two rescans
+    // skipped), B, the two unnamed scans, D twice (its first collapse
+    // failed as the kernel's did), E at its first scan (the kernel's
+    // collapse of E skipped, the scan after it replayed).
+    assert_eq!(m[0].rescans_skipped, 3);
+    assert_eq!(m[0].swapins, 7);
+    assert_eq!(m[0].swapin_pmds, 6);
+    assert_eq!(m[0].pages_in, 65 + 20 + 65 + 65 + 10 + 2 + 10);
+    assert_eq!(m[0].truncated_swapins, 3);
+    assert_eq!(m[0].failed_after_swapin, 1);
+    assert_eq!(m[0].collapses, 7);
+    assert_eq!(m[0].attempts, inp.scans.len() as u64 - 3);
+    // The kernel's rule decides as the kernel did: nothing skipped.
+    assert_eq!(m[1].rescans_skipped, 0);
+    assert_eq!(m[1].refused_limit, 5);
+    assert_eq!(m[1].refused_referenced, 1);
+    assert_eq!((m[1].swapins, m[1].swapin_pmds, m[1].collapses), (4, 3, 4));
+    // always collapses E at its first scan: the kernel's collapse of E is
+    // skipped, and E's scan after that (both huge, then split) replayed.
+    assert_eq!(m[2].rescans_skipped, 1);
+    assert_eq!(m[2].refused_limit, 5);
+    assert_eq!((m[2].swapins, m[2].swapin_pmds), (4, 3));
+    assert_eq!(m[2].collapses, 4);
+}
+
+/// The swap PTEs of a PMD the kernel stopped counting at its limit come
+/// from the trace's swap-outs, faults and zaps.
+#[test]
+fn swap_ptes_are_followed_through_the_trace() {
+    use crate::trace::{OutKind, SwapEntry};
+    const ST_EXCEED_SWAP: i32 = 6;
+    let (a, b) = (0x20_0000u64, 0x40_0000u64);
+    let out = |ts: u64, vaddr: u64, nr: u32| Record::SwapOut {
+        ts,
+        tid: 9,
+        mm: 1,
+        vaddr,
+        entry: SwapEntry { dev: 0, offset: ts },
+        nr,
+        how: OutKind::Io,
+    };
+    // 100 pages of A out; one faulted back, ten zapped.
+    let mut recs: Vec<Record> = (0..100).map(|i| out(1 + i, a + i * 4096, 1)).collect();
+    recs.push(Record::major_fault(200, 1, a + 3 * 4096));
+    recs.push(Record::Zapped {
+        ts: 210,
+        mm: 1,
+        start: a + 10 * 4096,
+        end: a + 20 * 4096,
+    });
+    // B out whole (a huge folio).
+    recs.push(out(220, b, 512));
+    recs.push(scan_of(a, 300, 400, 65, ST_EXCEED_SWAP));
+    recs.push(scan_of(b, 310, 0, 65, ST_EXCEED_SWAP));
+    // The kernel swaps A in for a scan: none left after it.
+    recs.push(swapin(390, 60));
+    recs.push(scan_of(a, 400, 400, 60, ST_PAGE_LOCKED));
+    recs.push(scan_of(a, 500, 400, 0, ST_SUCCEEDED));
+    let inp = KhpInput::from_records(&recs, &Header::default()).expect("scans");
+    let ptes: Vec<Option<u32>> = inp
+        .scans
+        .iter()
+        .map(|s| s.swap_ptes.map(|t| t.swap_ptes))
+        .collect();
+    assert_eq!(ptes, [Some(89), Some(512), Some(89), Some(0)]);
+    // A's first scan stopped at its 65th swapped-out PTE: pages 0..=99
+    // less 3 and 10..20, so page 75; B's at its 65th page.
+    let stops: Vec<Option<u32>> = inp
+        .scans
+        .iter()
+        .map(|s| s.swap_ptes.and_then(|t| t.stop))
+        .collect();
+    assert_eq!(&stops[..2], [Some(75), Some(64)]);
+    // Young PTEs of A's whole PMD: 400 of the 76 seen less 65 swapped (11
+    // present, capped at 11 young: all), so all of the 512 - 76 - 24
+    // present past the stop: 400 + 412.
+    assert_eq!(inp.scans[0].referenced_whole(), 400 + 412);
+    // At 511, A's first scan reads 89 pages, not the 65 the kernel saw,
+    // and A's later scans are skipped; B's 512 are over the limit.
+    let m = &run(&inp, &["max-ptes-swap:511"], &[])[0];
+    assert_eq!((m.refused_limit, m.refused_referenced), (1, 0));
+    assert_eq!((m.swapins, m.pages_in, m.rescans_skipped), (1, 89, 2));
+    // At 512 B passes the limit, and has no young PTE.
+    let m = &run(&inp, &["max-ptes-swap:512"], &[])[0];
+    assert_eq!((m.refused_limit, m.refused_referenced), (0, 1));
+    // At 32 every scan with swap PTEs is refused, and A's last too: the
+    // kernel swapped A in, this policy did not, so A keeps its 60.
+    let m = &run(&inp, &["max-ptes-swap:32"], &[])[0];
+    assert_eq!((m.refused_limit, m.swapins, m.collapses), (4, 0, 0));
+    // The kernel's rule at another limit: A's 89 pass at 100, B's 512 not.
+    let m = &run(&inp, &["referenced-half"], &["max-ptes-swap=100"])[0];
+    assert_eq!((m.max_ptes_swap, m.refused_limit), (100, 1));
+    assert_eq!((m.swapins, m.pages_in, m.rescans_skipped), (1, 89, 2));
 }

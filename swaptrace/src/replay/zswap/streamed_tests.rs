@@ -50,19 +50,7 @@ fn mixed(seed: u64, reclaim: bool) -> Vec<Record> {
                     });
                 }
                 if i % 13 == 0 {
-                    v.push(Record::SwapFault {
-                        ts,
-                        dur_ns: 0,
-                        tid: 1,
-                        mm: 1,
-                        addr: 0,
-                        entry: None,
-                        major: true,
-                        pages_read: 1,
-                        zero_reads: 0,
-                        zswap_loads: 0,
-                        write: false,
-                    });
+                    v.push(Record::major_fault(ts, 1, 0));
                 }
                 let minor = i % 11 == 0;
                 v.push(Record::SwapFault {

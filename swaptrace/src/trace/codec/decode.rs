@@ -383,6 +383,7 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
             none_or_zero: c.u32()?,
             unmapped: c.u32()?,
             status: unzigzag(c.var()?) as i32,
+            pmd: if c.pos < c.b.len() { c.var()? } else { 0 },
         },
         K_COLLAPSE => {
             let ts = c.delta(&mut st.ts)?;

@@ -317,6 +317,7 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             none_or_zero,
             unmapped,
             status,
+            pmd,
         } => {
             put_delta(&mut b, &mut st.ts, *ts);
             put(&mut b, *tid as u64);
@@ -325,6 +326,10 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             put(&mut b, *none_or_zero as u64);
             put(&mut b, *unmapped as u64);
             put(&mut b, zigzag(*status as i64));
+            // Optional (older traces end here).
+            if *pmd != 0 {
+                put(&mut b, *pmd);
+            }
             K_KHUGEPAGED_SCAN
         }
         Record::Collapse {

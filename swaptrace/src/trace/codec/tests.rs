@@ -141,6 +141,17 @@ pub(crate) fn samples() -> Vec<Record> {
             none_or_zero: 0,
             unmapped: 25,
             status: 1,
+            pmd: 0,
+        },
+        Record::KhugepagedScan {
+            ts: 15,
+            tid: 5,
+            mm: 2,
+            referenced: 200,
+            none_or_zero: 3,
+            unmapped: 65,
+            status: 6,
+            pmd: 0x7f12_3440_0000,
         },
         Record::Collapse {
             ts: 16,
