@@ -363,14 +363,25 @@ impl KernelFacts {
                     ))
                 }
             }
-            Req::Tracepoint(tp, args) => {
+            Req::Tracepoint(tp, args) | Req::TracepointHas(tp, args) => {
                 let params = self
                     .btf()?
                     .tracepoint_params(tp)
                     .map_err(|e| format!("tracepoint {tp}: {e}"))?;
+                // `a|b`: either name.
+                let is = |want: &str, name: &str| want.split('|').any(|w| w == name);
+                if matches!(r, Req::TracepointHas(..)) {
+                    return match args
+                        .iter()
+                        .find(|want| !params.iter().any(|(n, _)| is(want, n)))
+                    {
+                        Some(want) => Err(format!("tracepoint {tp} has no argument `{want}`")),
+                        None => Ok(()),
+                    };
+                }
                 for (i, want) in args.iter().enumerate() {
                     match params.get(i) {
-                        Some((name, _)) if want.split('|').any(|w| w == name) => {}
+                        Some((name, _)) if is(want, name) => {}
                         Some((name, _)) => {
                             return Err(format!(
                                 "tracepoint {tp} argument {i} is `{name}`, expected `{want}`"
@@ -380,19 +391,6 @@ impl KernelFacts {
                     }
                 }
                 Ok(())
-            }
-            Req::TracepointHas(tp, args) => {
-                let params = self
-                    .btf()?
-                    .tracepoint_params(tp)
-                    .map_err(|e| format!("tracepoint {tp}: {e}"))?;
-                match args
-                    .iter()
-                    .find(|want| !params.iter().any(|(n, _)| want.split('|').any(|w| w == n)))
-                {
-                    Some(want) => Err(format!("tracepoint {tp} has no argument `{want}`")),
-                    None => Ok(()),
-                }
             }
             Req::TraceFormat(event, fields) => {
                 let (cat, name) = event.split_once('/').unwrap_or(("", event));

@@ -149,6 +149,16 @@ pub const ZSWAP_WRITEBACK: [AttachPoint; 5] = [
 ];
 
 /// `khugepaged-swapin` and `khugepaged-scan`.
+/// The arguments `khugepaged_scan_pmd_raw` reads, in the order of its
+/// `K_SCANA_*` places (`a|b`: either name).
+pub const SCAN_PMD_ARGS: [&str; 5] = [
+    "folio|page",
+    "referenced",
+    "none_or_zero",
+    "status",
+    "unmapped",
+];
+
 pub const KHUGEPAGED: [AttachPoint; 3] = [
     AttachPoint {
         metric: "khugepaged-swapin",
@@ -177,10 +187,7 @@ pub const KHUGEPAGED: [AttachPoint; 3] = [
         requires: &[
             Req::Tracepoint("mm_khugepaged_scan_pmd", &["mm"]),
             Req::Tracepoint("mm_collapse_huge_page_isolate", &["folio|page"]),
-            Req::TracepointHas(
-                "mm_khugepaged_scan_pmd",
-                &["folio|page", "referenced", "none_or_zero", "status", "unmapped"],
-            ),
+            Req::TracepointHas("mm_khugepaged_scan_pmd", &SCAN_PMD_ARGS),
             Req::TraceFormat(
                 "huge_memory/mm_collapse_huge_page",
                 &["mm", "isolated", "status"],

@@ -5,6 +5,7 @@
 use super::ProbeConfig;
 use crate::probe::btf::Btf;
 use crate::probe::kernel::{KernelFacts, Twins};
+use crate::probe::table_zswap::SCAN_PMD_ARGS;
 
 /// Offset in `mm_struct` of MM_SWAPENTS's count: `rss_stat[]` is an array of
 /// `percpu_counter` since 6.2 (its `count` is the global part), of
@@ -182,18 +183,19 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
     put(K_TASK_TGID, tgid);
     put(K_MM_SWAPENTS_COUNT, mm_swapents_count(btf));
     // The scan's raw tracepoint: its arguments' places.
-    for (global, names) in [
-        (K_SCANA_FOLIO, &["folio", "page"][..]),
-        (K_SCANA_REFERENCED, &["referenced"]),
-        (K_SCANA_NONE, &["none_or_zero"]),
-        (K_SCANA_STATUS, &["status"]),
-        (K_SCANA_UNMAPPED, &["unmapped"]),
-    ] {
+    let places = [
+        K_SCANA_FOLIO,
+        K_SCANA_REFERENCED,
+        K_SCANA_NONE,
+        K_SCANA_STATUS,
+        K_SCANA_UNMAPPED,
+    ];
+    for (global, names) in places.into_iter().zip(SCAN_PMD_ARGS) {
         let place = names
-            .iter()
+            .split('|')
             .find_map(|n| btf.tracepoint_arg("mm_khugepaged_scan_pmd", n).ok())
             .map(|i| i as u64)
-            .ok_or_else(|| format!("mm_khugepaged_scan_pmd: no argument {}", names.join("|")));
+            .ok_or_else(|| format!("mm_khugepaged_scan_pmd: no argument {names}"));
         put(global, place);
     }
     // khugepaged's classic tracepoints: fields where this kernel has them.

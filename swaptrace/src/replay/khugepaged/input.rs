@@ -119,9 +119,7 @@ impl KhpScan {
             present_rest * u64::from(self.referenced.min(present_seen)) / u64::from(present_seen);
         self.referenced + young as u32
     }
-}
 
-impl KhpScan {
     /// The PMD, when the trace names it.
     pub fn pmd_key(&self) -> Option<(u32, u64)> {
         (self.pmd != 0).then_some((self.mm, self.pmd))
@@ -209,6 +207,15 @@ pub fn default_status_names() -> BTreeMap<i32, String> {
         .collect()
 }
 
+/// The header's status names, else 6.18's.
+fn status_names_of(header: &Header) -> BTreeMap<i32, String> {
+    if header.thp_scan_status.is_empty() {
+        default_status_names()
+    } else {
+        header.thp_scan_status.clone()
+    }
+}
+
 impl KhpInput {
     /// `t`'s scans; the swap PTEs of their PMDs from `tracked` (by the
     /// scan's ts and tid) where `t` holds only the khugepaged records.
@@ -242,12 +249,10 @@ impl KhpInput {
         tracked: &HashMap<(u64, u32), Tracked>,
     ) -> Result<KhpInput, KhpError> {
         let mut notes = Vec::new();
-        let status_names = if header.thp_scan_status.is_empty() {
+        if header.thp_scan_status.is_empty() {
             notes.push("no status names in the header: 6.18 numbering assumed".to_string());
-            default_status_names()
-        } else {
-            header.thp_scan_status.clone()
-        };
+        }
+        let status_names = status_names_of(header);
         let max_ptes_swap = header_u64(header, "khugepaged/max_ptes_swap", &mut notes)
             .map(|n| n.min(HPAGE_PMD_NR as u64) as u32)
             .unwrap_or(DEFAULT_MAX_PTES_SWAP);
@@ -479,13 +484,8 @@ const PAGE: u64 = 4096;
 
 impl SwapPtes {
     pub fn new(header: &Header) -> SwapPtes {
-        let names = if header.thp_scan_status.is_empty() {
-            default_status_names()
-        } else {
-            header.thp_scan_status.clone()
-        };
         SwapPtes {
-            succeeded: names
+            succeeded: status_names_of(header)
                 .iter()
                 .find(|(_, n)| ScanClass::from_name(n) == ScanClass::Succeeded)
                 .map(|(&c, _)| c),
@@ -502,35 +502,40 @@ impl SwapPtes {
         ((i / 64) as usize, 1 << (i % 64))
     }
 
-    /// Clears `[start, end)` of `mm`.
+    /// Clears `[start, end)` of `mm`: PMD by PMD where the range spans
+    /// few, else through the PMDs held.
     fn clear(&mut self, mm: u32, start: u64, end: u64) {
         let hp = super::HPAGE_PMD_BYTES;
-        let keys: Vec<(u32, u64)> = if end.saturating_sub(start) / hp <= 1024 {
+        if end.saturating_sub(start) / hp <= 1024 {
             let first = start & !(hp - 1);
-            (0..)
-                .map(|i| first + i * hp)
-                .take_while(|&a| a < end)
-                .map(|a| (mm, a))
-                .filter(|k| self.pmds.contains_key(k))
-                .collect()
+            for pmd in (first..end).step_by(hp as usize) {
+                self.clear_in((mm, pmd), start, end);
+            }
         } else {
-            self.pmds
+            let keys: Vec<(u32, u64)> = self
+                .pmds
                 .keys()
                 .filter(|&&(m, a)| m == mm && a < end && a + hp > start)
                 .copied()
-                .collect()
-        };
-        for k in keys {
-            let (lo, hi) = (start.max(k.1), end.min(k.1 + hp));
-            if let Some(bits) = self.pmds.get_mut(&k) {
-                for a in (lo..hi).step_by(PAGE as usize) {
-                    let (w, b) = SwapPtes::bit(a);
-                    bits[w] &= !b;
-                }
-                if bits.iter().all(|&w| w == 0) {
-                    self.pmds.remove(&k);
-                }
+                .collect();
+            for k in keys {
+                self.clear_in(k, start, end);
             }
+        }
+    }
+
+    /// Clears what of `[start, end)` lies in PMD `k`; forgets it emptied.
+    fn clear_in(&mut self, k: (u32, u64), start: u64, end: u64) {
+        let Some(bits) = self.pmds.get_mut(&k) else {
+            return;
+        };
+        let (lo, hi) = (start.max(k.1), end.min(k.1 + super::HPAGE_PMD_BYTES));
+        for a in (lo..hi).step_by(PAGE as usize) {
+            let (w, b) = SwapPtes::bit(a);
+            bits[w] &= !b;
+        }
+        if bits.iter().all(|&w| w == 0) {
+            self.pmds.remove(&k);
         }
     }
 
@@ -570,9 +575,11 @@ impl SwapPtes {
                 let k = SwapPtes::key(mm, pmd);
                 let bits = self.pmds.get(&k).copied().unwrap_or_default();
                 // The `unmapped`-th set bit.
-                let stop = (0..HPAGE_PMD_NR)
-                    .filter(|&i| bits[(i / 64) as usize] & (1 << (i % 64)) != 0)
-                    .nth((unmapped as usize).wrapping_sub(1));
+                let stop = (unmapped as usize).checked_sub(1).and_then(|n| {
+                    (0..HPAGE_PMD_NR)
+                        .filter(|&i| bits[(i / 64) as usize] & (1 << (i % 64)) != 0)
+                        .nth(n)
+                });
                 let swap_ptes = bits.iter().map(|w| w.count_ones()).sum();
                 self.at_scan.insert((ts, tid), Tracked { swap_ptes, stop });
                 // Swapped in for this scan, or now huge: none left.

@@ -672,7 +672,7 @@ pub fn run(t: &Loaded, req: &ReplayRequest) -> Result<KhpReplay, KhpError> {
 fn run_tracked(
     t: &Loaded,
     req: &ReplayRequest,
-    tracked: Option<&std::collections::HashMap<(u64, u32), input::Tracked>>,
+    tracked: Option<&HashMap<(u64, u32), input::Tracked>>,
 ) -> Result<KhpReplay, KhpError> {
     let specs: Vec<&str> = req.params.iter().map(String::as_str).collect();
     let params = KhpParams::parse(&specs)?;
