@@ -46,6 +46,9 @@ struct Model<'a> {
     fault_ra: Vec<SwapEntry>,
     /// Read time of the newest unused readahead page the kernel freed.
     ra_horizon: u64,
+    /// Slots the next fault's own reclaim filled ([`Event::Out`]'s
+    /// `in_fault`): free until its first allocation.
+    fault_reclaimed: Vec<SwapEntry>,
 }
 
 /// Pages a miss brought in without device I/O, by counter.
@@ -453,6 +456,7 @@ impl Model<'_> {
             }
             self.fault_ra.clear();
         }
+        self.fault_reclaimed.clear();
         self.evict(0);
     }
 
@@ -516,8 +520,15 @@ impl Model<'_> {
         io.clear();
         let mut ra = 0;
         let mut read = Reads::default();
+        // The fault's own reclaim ran at the window's first allocation: the
+        // slots it filled below that were free when the walk passed them.
+        let mut allocated = self.fault_reclaimed.is_empty();
         for &e in scratch.iter() {
             if e == f.entry {
+                allocated |= self.slots.get(&e).is_some_and(|s| !s.cache.resident());
+                continue;
+            }
+            if !allocated && self.fault_reclaimed.contains(&e) {
                 continue;
             }
             // __read_swap_cache_async(): only allocated slots not in the cache.
@@ -527,6 +538,7 @@ impl Model<'_> {
             if s.resident() {
                 continue;
             }
+            allocated = true;
             let gen = self.lists.push(false, pack(e));
             s.set(Cache::Unused {
                 ra: true,
@@ -614,6 +626,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
         suspects: VecDeque::new(),
         fault_ra: Vec::new(),
         ra_horizon: 0,
+        fault_reclaimed: Vec::new(),
         lists: Lists::default(),
         n_active: 0,
         resident: 0,
@@ -684,7 +697,13 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                 entry,
                 store,
                 lingers,
-            } => model.out(ts, mm, vpage, entry, store, lingers && model.input.frees),
+                in_fault,
+            } => {
+                model.out(ts, mm, vpage, entry, store, lingers && model.input.frees);
+                if in_fault {
+                    model.fault_reclaimed.push(entry);
+                }
+            }
             Event::Freed { entry, .. } if model.input.frees => model.freed(entry),
             Event::Freed { .. } => {}
             Event::Writeback { nr, .. } => model.writebacks += nr as u64,

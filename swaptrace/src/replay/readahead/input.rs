@@ -22,6 +22,9 @@ pub enum Event {
         /// device write whose freeing the recording watched, or any store
         /// where it watched stored folios too).
         lingers: bool,
+        /// Written by the reclaim of the fault that follows (see
+        /// [`InputBuilder::own_reclaim_first`]).
+        in_fault: bool,
     },
     /// The folio of a swap-out of `entry` was freed: no longer in the swap
     /// cache (`kmem:mm_page_free`).
@@ -269,7 +272,18 @@ pub struct InputBuilder {
     /// Each task's last swap-cache lookup that found a folio no readahead
     /// made: (entry, time); its fault's record follows.
     cached: HashMap<u32, (SwapEntry, u64), BuildHasherDefault<MixHasher>>,
+    /// Each task's swap-outs since its last fault: (time, entry, pages),
+    /// for [`InputBuilder::own_reclaim_first`].
+    recent_outs: HashMap<u32, Vec<(u64, SwapEntry, u32)>, BuildHasherDefault<MixHasher>>,
 }
+
+/// Swap-outs a task keeps in [`InputBuilder::recent_outs`], at most: more
+/// than reclaim writes during one fault (kswapd, which never faults, keeps
+/// its latest).
+const RECENT_OUTS: usize = 4096;
+
+/// Events [`InputBuilder::own_reclaim_first`] looks back over, at most.
+const OWN_RECLAIM_LOOKBACK: usize = 1 << 16;
 
 /// A folio stored to zswap leaves the replay at its swap-out where the
 /// recording did not watch stored folios (older traces) or the folio is
@@ -300,6 +314,7 @@ impl InputBuilder {
             reclaimed: false,
             stored: HashMap::default(),
             cached: HashMap::default(),
+            recent_outs: HashMap::default(),
         }
     }
 
@@ -351,6 +366,21 @@ impl InputBuilder {
     /// The events of one record, pushed to `out` (in record order, not yet
     /// in time order); the counters and swapoffs are kept here.
     pub(super) fn convert(&mut self, r: &Record, out: &mut Vec<Event>) {
+        match *r {
+            Record::SwapOut {
+                ts, tid, entry, nr, ..
+            } => {
+                let outs = self.recent_outs.entry(tid).or_default();
+                if outs.len() == RECENT_OUTS {
+                    outs.drain(..RECENT_OUTS / 2);
+                }
+                outs.push((ts, entry, nr.max(1)));
+            }
+            Record::SwapFault {
+                ts, dur_ns, tid, ..
+            } => self.own_reclaim_first(tid, ts, dur_ns, out),
+            _ => {}
+        }
         let from = out.len();
         self.convert_inner(r, out);
         for e in &out[from..] {
@@ -364,6 +394,61 @@ impl InputBuilder {
                 self.faults += matches!(e, Event::Fault { .. }) as u64;
                 let t = &mut self.dev_ts[d];
                 *t = (t.0.min(ts), t.1.max(ts));
+            }
+        }
+    }
+
+    /// The swap-outs a fault's own reclaim made (its task's, while it ran:
+    /// the allocations of its readahead reclaimed), and the frees of their
+    /// folios, go before the fault's reads: stamped with its start, as the
+    /// recorder stamps the frees of folios written before it. Reclaim runs
+    /// at the window's first allocation (`swap_cluster_readahead()`,
+    /// `__read_swap_cache_async()`), and a slot it filled and freed in the
+    /// window is read. `out` holds them: a fault is recorded at its end.
+    fn own_reclaim_first(&mut self, tid: u32, start: u64, dur: u32, out: &mut [Event]) {
+        let end = start.saturating_add(u64::from(dur));
+        // A task faults once at a time: its earlier swap-outs are done with.
+        let Some(outs) = self.recent_outs.get_mut(&tid) else {
+            return;
+        };
+        let mut own: Vec<SwapEntry> = Vec::new();
+        for (ts, entry, nr) in outs.drain(..) {
+            if ts > start && ts <= end && entry.folio_fits(nr) {
+                own.extend(entry.folio(u64::from(nr)));
+            }
+        }
+        if own.is_empty() {
+            return;
+        }
+        own.sort_unstable();
+        let mut outs = own.len();
+        for e in out.iter_mut().rev().take(OWN_RECLAIM_LOOKBACK) {
+            if outs == 0 {
+                break;
+            }
+            match e {
+                Event::Out {
+                    ts,
+                    entry,
+                    in_fault,
+                    ..
+                } if *ts > start && *ts <= end && own.binary_search(entry).is_ok() => {
+                    *ts = start;
+                    *in_fault = true;
+                    outs -= 1;
+                }
+                Event::Rewritten { ts, entry }
+                    if *ts > start && *ts <= end && own.binary_search(entry).is_ok() =>
+                {
+                    *ts = start;
+                    outs -= 1;
+                }
+                Event::Freed { ts, entry }
+                    if *ts > start && *ts <= end && own.binary_search(entry).is_ok() =>
+                {
+                    *ts = start
+                }
+                _ => {}
             }
         }
     }
@@ -405,6 +490,7 @@ impl InputBuilder {
                         entry: e,
                         store,
                         lingers,
+                        in_fault: false,
                     });
                 }
             }

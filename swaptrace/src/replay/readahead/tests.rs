@@ -25,6 +25,7 @@ fn input(order: &[u64], memory_pages: usize, zero_every: u64) -> ReplayInput {
                 Store::Device
             },
             lingers: false,
+            in_fault: false,
         });
     }
     let slot_of: HashMap<u64, u64> = order
@@ -265,6 +266,7 @@ fn out_then_fault(
                 },
                 store,
                 lingers: false,
+                in_fault: false,
             });
         }
     }
