@@ -44,6 +44,9 @@ struct Model<'a> {
     suspects: VecDeque<(u64, SwapEntry)>,
     /// The readahead pages the current fault read.
     fault_ra: Vec<SwapEntry>,
+    /// Folios left in the swap cache after their write, in the order
+    /// written, with their LRU generation: [`Model::pay_with_victim`].
+    victims: VecDeque<(SwapEntry, u32)>,
     /// Read time of the newest unused readahead page the kernel freed.
     ra_horizon: u64,
     /// Slots the next fault's own reclaim filled ([`Event::Out`]'s
@@ -169,6 +172,12 @@ impl Model<'_> {
     /// (waiting after its write, or zswap's writeback of it).
     fn cache_unmapped(&mut self, entry: SwapEntry, ts: u64) -> Cache {
         let gen = self.next_gen(entry);
+        if self.input.frees {
+            if self.victims.len() >= self.queue_cap() {
+                self.victims.pop_front();
+            }
+            self.victims.push_back((entry, gen));
+        }
         self.cache_unused(entry, ts, gen)
     }
 
@@ -624,6 +633,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
         debt: 0,
         writebacks: 0,
         suspects: VecDeque::new(),
+        victims: VecDeque::new(),
         fault_ra: Vec::new(),
         ra_horizon: 0,
         fault_reclaimed: Vec::new(),

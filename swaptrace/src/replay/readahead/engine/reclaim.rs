@@ -26,6 +26,9 @@ impl Model<'_> {
             if self.debt > floor && self.pay_with_suspect() {
                 continue;
             }
+            if self.take_victim() {
+                continue;
+            }
             if inactive_is_low(self.resident - self.n_active, self.n_active) {
                 self.deactivate();
                 continue;
@@ -108,17 +111,43 @@ impl Model<'_> {
     /// The fault at `ts` read more pages than the kernel's: its readahead
     /// pages join the suspects (bounded by memory: the oldest are let go).
     pub(super) fn suspect(&mut self, ts: u64) {
-        let cap = self
-            .input
-            .memory_pages
-            .saturating_mul(2)
-            .clamp(1024, 1 << 20);
+        let cap = self.queue_cap();
         for &e in &self.fault_ra {
             if self.suspects.len() >= cap {
                 self.suspects.pop_front();
             }
             self.suspects.push_back((ts, e));
         }
+    }
+
+    /// How many suspects, and victims, are kept: twice memory, within bounds.
+    pub(super) fn queue_cap(&self) -> usize {
+        self.input
+            .memory_pages
+            .saturating_mul(2)
+            .clamp(1024, 1 << 20)
+    }
+
+    /// Reclaims the oldest folio still in the swap cache unused after its
+    /// write: the end of its writeback moved it where reclaim looks first
+    /// (`folio_rotate_reclaimable()`), before the mapped pages, whose next
+    /// use the trace does not show while the kernel keeps them. Whether
+    /// one was found.
+    fn take_victim(&mut self) -> bool {
+        while let Some((e, g)) = self.victims.pop_front() {
+            let Some(s) = self.slots.get(&e) else {
+                continue;
+            };
+            if let Cache::Unused { ra: false, gen, .. } = s.cache {
+                if gen == g {
+                    self.resident -= 1;
+                    self.slots.set_cache(&e, Cache::No);
+                    self.debt -= (self.debt > 0) as i64;
+                    return true;
+                }
+            }
+        }
+        false
     }
 
     /// Pays one page of [`Model::debt`] with the oldest suspect readahead

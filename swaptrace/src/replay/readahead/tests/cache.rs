@@ -767,3 +767,28 @@ fn slots_the_fault_s_reclaim_filled_below_its_first_allocation_are_not_read() {
     let m = replay_of(&records, true, "fixed:8");
     assert_eq!((m.pgmajfault, m.pswpin, m.swap_ra), (1, 6, 5));
 }
+
+/// Reads beyond the kernel's are paid first with a folio left in the swap
+/// cache after its write (`folio_rotate_reclaimable()` put it where reclaim
+/// looks first), not the oldest readahead page. The fault on slot 30 reads
+/// 24-31; page 0x5000's folio is written and stays; the fault on slot 20
+/// reads 8 pages where the kernel read 1 (7 owed). The kernel's free of
+/// readahead page 25 pays one: 0x5000's folio goes, and its fault is
+/// major; readahead page 24 stays, and its fault is a readahead hit.
+#[test]
+fn reads_beyond_the_kernel_s_are_paid_with_written_folios_first() {
+    let mut records = on_disk(0);
+    for s in 16..32 {
+        records.extend([out(1, 0x1000 + s, s), freed(1, s)]);
+    }
+    records.extend([
+        fault(2, 0x1000 + 30, 30, 8),
+        out(3, 0x5000, 50),
+        fault(5, 0x1000 + 20, 20, 1),
+        freed(6, 25),
+        fault(7, 0x5000, 50, 0),
+        fault(8, 0x1000 + 24, 24, 0),
+    ]);
+    let m = replay_of(&records, true, "fixed:8");
+    assert_eq!((m.pgmajfault, m.pswpin, m.swap_ra_hit), (3, 17, 1));
+}
