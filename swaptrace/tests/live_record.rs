@@ -1234,3 +1234,41 @@ fn record_this_process(out: &std::path::Path) -> std::process::Child {
     }
     rec
 }
+
+/// A row whose program fails to attach gives way to the next row, and the
+/// programs it attached itself go: the raw khugepaged scan row fails
+/// (forced), its `collapse_isolate` is detached, and the classic row
+/// records the scans.
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn a_failed_rows_own_programs_are_detached() {
+    let _lock = live("a_failed_rows_own_programs_are_detached");
+    let dir = scratch();
+    let out = dir.join("failed-row.swt");
+    std::env::set_var("SWAPTRACE_FAIL_PROGRAMS", "khugepaged_scan_pmd_raw");
+    let r = record(&RecordOptions {
+        output: out.clone(),
+        duration: Some(std::time::Duration::from_millis(300)),
+        ..RecordOptions::default()
+    });
+    std::env::remove_var("SWAPTRACE_FAIL_PROGRAMS");
+    let r = r.unwrap();
+    let has = |target: &str| r.attached.iter().filter(|a| a.ends_with(target)).count();
+    assert_eq!(has(" mm_collapse_huge_page_isolate"), 0, "{:?}", r.attached);
+    assert_eq!(has(" mm_khugepaged_scan_pmd"), 1, "{:?}", r.attached);
+    assert_eq!(has(" mm_collapse_huge_page"), 1, "{:?}", r.attached);
+    let t = read_trace(&out).unwrap();
+    let scan = t
+        .header
+        .metrics
+        .iter()
+        .find(|m| m.metric == "khugepaged-scan");
+    assert_eq!(
+        scan.map(|m| m.attach.clone()),
+        Some(vec![
+            "huge_memory:mm_khugepaged_scan_pmd + mm_collapse_huge_page".to_string()
+        ]),
+        "{scan:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -206,12 +206,31 @@ impl Probe {
         // Developer knob for overhead experiments: programs not to attach.
         let skip = std::env::var("SWAPTRACE_SKIP_PROGRAMS").unwrap_or_default();
         let skip: Vec<&str> = skip.split(',').filter(|s| !s.is_empty()).collect();
+        // And for tests: programs whose attach fails, as a kernel may refuse them.
+        let fail = std::env::var("SWAPTRACE_FAIL_PROGRAMS").unwrap_or_default();
+        let fail: Vec<&str> = fail.split(',').filter(|s| !s.is_empty()).collect();
         let aya_btf = self.aya_btf().ok();
         let mut done: HashMap<&'static str, Result<(), String>> = HashMap::new();
         for plan in plans.iter_mut() {
-            // A row whose programs fail gives way to the next usable one.
-            while let Some(e) = self.attach_choice(facts, plan, &skip, aya_btf.as_ref(), &mut done)
-            {
+            // A row whose programs fail gives way to the next usable one,
+            // and the programs it attached itself go: they would run for
+            // nothing, or record what the next row records too.
+            loop {
+                let mut fresh = Vec::new();
+                let Some(e) = self.attach_choice(
+                    facts,
+                    plan,
+                    (&skip, &fail),
+                    aya_btf.as_ref(),
+                    &mut done,
+                    &mut fresh,
+                ) else {
+                    break;
+                };
+                for prog in fresh {
+                    self.detach(prog);
+                    done.remove(prog.name);
+                }
                 plan.fail(e);
                 if !plan.next_usable() {
                     break;
@@ -262,14 +281,16 @@ impl Probe {
         }
     }
 
-    /// Attaches the programs of `plan`'s chosen row; the first failure.
+    /// Attaches the programs of `plan`'s chosen row, those it attached
+    /// first in `fresh`; the first failure.
     fn attach_choice(
         &mut self,
         facts: &KernelFacts,
         plan: &MetricPlan,
-        skip: &[&str],
+        (skip, fail): (&[&str], &[&str]),
         aya_btf: Option<&aya::Btf>,
         done: &mut HashMap<&'static str, Result<(), String>>,
+        fresh: &mut Vec<&'static Prog>,
     ) -> Option<String> {
         let choice = plan.chosen.as_ref()?;
         let mut failure = None;
@@ -294,14 +315,18 @@ impl Probe {
             let res = match done.get(prog.name) {
                 Some(r) => r.clone(),
                 None => {
-                    let r = self
-                        .attach_prog(prog.name, prog, aya_btf)
-                        .map_err(|e| format!("{}: {e}", prog.name));
+                    let r = if fail.contains(&prog.name) {
+                        Err(format!("{}: failed (SWAPTRACE_FAIL_PROGRAMS)", prog.name))
+                    } else {
+                        self.attach_prog(prog.name, prog, aya_btf)
+                            .map_err(|e| format!("{}: {e}", prog.name))
+                    };
                     match &r {
                         Ok(()) => {
                             self.attached
                                 .push(format!("{:?} {}", prog.kind, prog.target));
                             self.attach_twin(prog, aya_btf);
+                            fresh.push(prog);
                         }
                         Err(e) => self.skipped.push((prog.target.to_string(), e.clone())),
                     }
@@ -314,6 +339,36 @@ impl Probe {
             }
         }
         failure
+    }
+
+    /// Detaches and unloads `prog` and its twin, attached for a row that
+    /// then failed.
+    fn detach(&mut self, prog: &Prog) {
+        let label = format!("{:?} {}", prog.kind, prog.target);
+        self.attached.retain(|a| *a != label);
+        let twin = format!("{}{}", prog.name, twin::SUFFIX);
+        for name in [prog.name, twin.as_str()] {
+            let Ok(p) = self.program(name) else {
+                continue;
+            };
+            let unloaded = match prog.kind {
+                ProgKind::RawTracepoint => <&mut RawTracePoint>::try_from(p).map(|p| p.unload()),
+                ProgKind::Tracepoint(_) => <&mut TracePoint>::try_from(p).map(|p| p.unload()),
+                ProgKind::Kprobe | ProgKind::Kretprobe => {
+                    <&mut KProbe>::try_from(p).map(|p| p.unload())
+                }
+                ProgKind::Fentry => <&mut FEntry>::try_from(p).map(|p| p.unload()),
+                ProgKind::Fexit => <&mut FExit>::try_from(p).map(|p| p.unload()),
+            };
+            match unloaded {
+                Ok(Ok(())) if name != prog.name => self.twinned = self.twinned.saturating_sub(1),
+                Ok(Ok(())) | Ok(Err(ProgramError::NotLoaded)) => {}
+                Err(e) | Ok(Err(e)) => self.skipped.push((
+                    prog.target.to_string(),
+                    format!("{name}: not unloaded: {e}"),
+                )),
+            }
+        }
     }
 
     fn attach_prog(
