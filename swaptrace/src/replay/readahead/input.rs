@@ -277,10 +277,14 @@ pub struct InputBuilder {
     recent_outs: HashMap<u32, Vec<(u64, SwapEntry, u32)>, BuildHasherDefault<MixHasher>>,
 }
 
-/// Swap-outs a task keeps in [`InputBuilder::recent_outs`], at most: more
-/// than reclaim writes during one fault (kswapd, which never faults, keeps
-/// its latest).
+/// Swap-outs a task keeps in [`InputBuilder::recent_outs`], its latest:
+/// more than reclaim writes during one fault (kswapd never faults).
 const RECENT_OUTS: usize = 4096;
+
+/// Tasks [`InputBuilder::recent_outs`] holds: past it, those whose latest
+/// swap-out no fault can still hold (a fault lasts under 2^32 ns) go, and
+/// if too many are left, all.
+const RECENT_TASKS: usize = 256;
 
 /// Events [`InputBuilder::own_reclaim_first`] looks back over, at most.
 const OWN_RECLAIM_LOOKBACK: usize = 1 << 16;
@@ -370,6 +374,14 @@ impl InputBuilder {
             Record::SwapOut {
                 ts, tid, entry, nr, ..
             } => {
+                if self.recent_outs.len() >= RECENT_TASKS && !self.recent_outs.contains_key(&tid) {
+                    let horizon = ts.saturating_sub(1 << 32);
+                    self.recent_outs
+                        .retain(|_, outs| outs.last().is_some_and(|o| o.0 >= horizon));
+                    if self.recent_outs.len() >= RECENT_TASKS {
+                        self.recent_outs.clear();
+                    }
+                }
                 let outs = self.recent_outs.entry(tid).or_default();
                 if outs.len() == RECENT_OUTS {
                     outs.drain(..RECENT_OUTS / 2);
@@ -408,11 +420,11 @@ impl InputBuilder {
     fn own_reclaim_first(&mut self, tid: u32, start: u64, dur: u32, out: &mut [Event]) {
         let end = start.saturating_add(u64::from(dur));
         // A task faults once at a time: its earlier swap-outs are done with.
-        let Some(outs) = self.recent_outs.get_mut(&tid) else {
+        let Some(outs) = self.recent_outs.remove(&tid) else {
             return;
         };
         let mut own: Vec<SwapEntry> = Vec::new();
-        for (ts, entry, nr) in outs.drain(..) {
+        for (ts, entry, nr) in outs {
             if ts > start && ts <= end && entry.folio_fits(nr) {
                 own.extend(entry.folio(u64::from(nr)));
             }
@@ -744,4 +756,52 @@ fn note_max(m: &mut Vec<u64>, e: SwapEntry) {
         m.resize(d + 1, 0);
     }
     m[d] = m[d].max(e.offset);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The swap-outs kept for the faults' own reclaim stay bounded however
+    /// many tasks swap out and never fault (kswapd, exited tasks).
+    #[test]
+    fn swap_outs_kept_for_faults_are_bounded() {
+        let mut b = InputBuilder::new(4096);
+        let mut out = Vec::new();
+        for i in 0..200_000u64 {
+            let r = Record::SwapOut {
+                ts: i,
+                tid: (i % 1000) as u32 + if i < 100_000 { 0 } else { 5000 },
+                mm: 1,
+                vaddr: i << 12,
+                entry: SwapEntry {
+                    dev: 0,
+                    offset: i + 1,
+                },
+                nr: 1,
+                how: OutKind::Io,
+            };
+            b.convert(&r, &mut out);
+            assert!(b.recent_outs.len() <= RECENT_TASKS, "{i}");
+        }
+        // One task alone keeps its latest.
+        for i in 0..20_000u64 {
+            let r = Record::SwapOut {
+                ts: 300_000 + i,
+                tid: 7,
+                mm: 1,
+                vaddr: i << 12,
+                entry: SwapEntry {
+                    dev: 0,
+                    offset: i + 1,
+                },
+                nr: 1,
+                how: OutKind::Io,
+            };
+            b.convert(&r, &mut out);
+        }
+        let kept = &b.recent_outs[&7];
+        assert!(kept.len() <= RECENT_OUTS);
+        assert_eq!(kept.last().map(|o| o.0), Some(319_999));
+    }
 }
