@@ -762,43 +762,36 @@ fn note_max(m: &mut Vec<u64>, e: SwapEntry) {
 mod tests {
     use super::*;
 
+    /// Task `tid` swaps page `i` out at time `ts`.
+    fn out(ts: u64, tid: u32, i: u64) -> Record {
+        Record::SwapOut {
+            ts,
+            tid,
+            mm: 1,
+            vaddr: i << 12,
+            entry: SwapEntry {
+                dev: 0,
+                offset: i + 1,
+            },
+            nr: 1,
+            how: OutKind::Io,
+        }
+    }
+
     /// The swap-outs kept for the faults' own reclaim stay bounded however
     /// many tasks swap out and never fault (kswapd, exited tasks).
     #[test]
     fn swap_outs_kept_for_faults_are_bounded() {
         let mut b = InputBuilder::new(4096);
-        let mut out = Vec::new();
+        let mut events = Vec::new();
         for i in 0..200_000u64 {
-            let r = Record::SwapOut {
-                ts: i,
-                tid: (i % 1000) as u32 + if i < 100_000 { 0 } else { 5000 },
-                mm: 1,
-                vaddr: i << 12,
-                entry: SwapEntry {
-                    dev: 0,
-                    offset: i + 1,
-                },
-                nr: 1,
-                how: OutKind::Io,
-            };
-            b.convert(&r, &mut out);
+            let tid = (i % 1000) as u32 + if i < 100_000 { 0 } else { 5000 };
+            b.convert(&out(i, tid, i), &mut events);
             assert!(b.recent_outs.len() <= RECENT_TASKS, "{i}");
         }
         // One task alone keeps its latest.
         for i in 0..20_000u64 {
-            let r = Record::SwapOut {
-                ts: 300_000 + i,
-                tid: 7,
-                mm: 1,
-                vaddr: i << 12,
-                entry: SwapEntry {
-                    dev: 0,
-                    offset: i + 1,
-                },
-                nr: 1,
-                how: OutKind::Io,
-            };
-            b.convert(&r, &mut out);
+            b.convert(&out(300_000 + i, 7, i), &mut events);
         }
         let kept = &b.recent_outs[&7];
         assert!(kept.len() <= RECENT_OUTS);
