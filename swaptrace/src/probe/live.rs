@@ -257,7 +257,7 @@ impl Probe {
         if !wanted {
             return;
         }
-        let name = format!("{}{}", prog.name, twin::SUFFIX);
+        let name = twin_name(prog);
         // The hook takes tokens only once its twin runs.
         let on = self.attach_prog(&name, prog, btf).and_then(|()| {
             let map = self.ebpf.map_mut("TWIN_ON").ok_or(LiveError::Map {
@@ -323,8 +323,7 @@ impl Probe {
                     };
                     match &r {
                         Ok(()) => {
-                            self.attached
-                                .push(format!("{:?} {}", prog.kind, prog.target));
+                            self.attached.push(attached_label(prog));
                             self.attach_twin(prog, aya_btf);
                             fresh.push(prog);
                         }
@@ -344,9 +343,9 @@ impl Probe {
     /// Detaches and unloads `prog` and its twin, attached for a row that
     /// then failed.
     fn detach(&mut self, prog: &Prog) {
-        let label = format!("{:?} {}", prog.kind, prog.target);
+        let label = attached_label(prog);
         self.attached.retain(|a| *a != label);
-        let twin = format!("{}{}", prog.name, twin::SUFFIX);
+        let twin = twin_name(prog);
         for name in [prog.name, twin.as_str()] {
             let Ok(p) = self.program(name) else {
                 continue;
@@ -605,6 +604,16 @@ fn merge_twins(stats: Vec<ProgStat>, counts: &[u64]) -> Vec<ProgStat> {
         p.twinned = true;
     }
     out
+}
+
+/// How `attached` names an attached program.
+fn attached_label(prog: &Prog) -> String {
+    format!("{:?} {}", prog.kind, prog.target)
+}
+
+/// The name of `prog`'s twin program.
+fn twin_name(prog: &Prog) -> String {
+    format!("{}{}", prog.name, twin::SUFFIX)
 }
 
 /// The hook index and program name of twin program `name`.

@@ -45,7 +45,7 @@ struct Model<'a> {
     /// The readahead pages the current fault read.
     fault_ra: Vec<SwapEntry>,
     /// Folios left in the swap cache after their write, in the order
-    /// written, with their LRU generation: [`Model::pay_with_victim`].
+    /// written, with their LRU generation: [`Model::take_victim`].
     victims: VecDeque<(SwapEntry, u32)>,
     /// Read time of the newest unused readahead page the kernel freed.
     ra_horizon: u64,
@@ -534,7 +534,9 @@ impl Model<'_> {
         let mut allocated = self.fault_reclaimed.is_empty();
         for &e in scratch.iter() {
             if e == f.entry {
-                allocated |= self.slots.get(&e).is_some_and(|s| !s.cache.resident());
+                if !allocated {
+                    allocated = self.slots.get(&e).is_some_and(|s| !s.cache.resident());
+                }
                 continue;
             }
             if !allocated && self.fault_reclaimed.contains(&e) {

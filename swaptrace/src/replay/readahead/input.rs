@@ -419,13 +419,14 @@ impl InputBuilder {
     /// window is read. `out` holds them: a fault is recorded at its end.
     fn own_reclaim_first(&mut self, tid: u32, start: u64, dur: u32, out: &mut [Event]) {
         let end = start.saturating_add(u64::from(dur));
+        let during = |ts: u64| ts > start && ts <= end;
         // A task faults once at a time: its earlier swap-outs are done with.
         let Some(outs) = self.recent_outs.remove(&tid) else {
             return;
         };
         let mut own: Vec<SwapEntry> = Vec::new();
         for (ts, entry, nr) in outs {
-            if ts > start && ts <= end && entry.folio_fits(nr) {
+            if during(ts) && entry.folio_fits(nr) {
                 own.extend(entry.folio(u64::from(nr)));
             }
         }
@@ -433,6 +434,7 @@ impl InputBuilder {
             return;
         }
         own.sort_unstable();
+        let mine = |ts: u64, e: &SwapEntry| during(ts) && own.binary_search(e).is_ok();
         let mut outs = own.len();
         for e in out.iter_mut().rev().take(OWN_RECLAIM_LOOKBACK) {
             if outs == 0 {
@@ -444,22 +446,16 @@ impl InputBuilder {
                     entry,
                     in_fault,
                     ..
-                } if *ts > start && *ts <= end && own.binary_search(entry).is_ok() => {
+                } if mine(*ts, entry) => {
                     *ts = start;
                     *in_fault = true;
                     outs -= 1;
                 }
-                Event::Rewritten { ts, entry }
-                    if *ts > start && *ts <= end && own.binary_search(entry).is_ok() =>
-                {
+                Event::Rewritten { ts, entry } if mine(*ts, entry) => {
                     *ts = start;
                     outs -= 1;
                 }
-                Event::Freed { ts, entry }
-                    if *ts > start && *ts <= end && own.binary_search(entry).is_ok() =>
-                {
-                    *ts = start
-                }
+                Event::Freed { ts, entry } if mine(*ts, entry) => *ts = start,
                 _ => {}
             }
         }
