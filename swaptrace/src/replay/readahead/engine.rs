@@ -7,7 +7,7 @@ use super::lru::Lists;
 use super::metrics::{Metrics, SwapoffMetrics};
 use super::pages::PageTable;
 use super::policy::{FaultCtx, Policy};
-use super::space::{pack, Cache, Slot, SlotTable, SwapView};
+use super::space::{pack, Cache, Slot, SlotTable};
 use crate::trace::SwapEntry;
 use std::collections::VecDeque;
 
@@ -54,25 +54,6 @@ struct Model<'a> {
     fault_reclaimed: Vec<SwapEntry>,
 }
 
-/// Pages a miss brought in without device I/O, by counter.
-#[derive(Default)]
-struct Reads {
-    zero: u64,
-    zswap: u64,
-}
-
-impl Reads {
-    /// `swap_read_folio()`: the zeromap (SWPIN_ZERO), else `zswap_load()`
-    /// (ZSWPIN), else a device read (PSWPIN, queued in `io`).
-    fn add(&mut self, store: Store, e: SwapEntry, io: &mut Vec<SwapEntry>) {
-        match store {
-            Store::Zero => self.zero += 1,
-            Store::Zswap => self.zswap += 1,
-            Store::Device | Store::WrittenBack => io.push(e),
-        }
-    }
-}
-
 /// How far ahead the replay loop prefetches events' slots and PTE leaves,
 /// and reclaim its LRU's slots (most LRU items are stale and cost only the
 /// check): enough to overlap cache misses, few enough to stay in L1
@@ -80,6 +61,7 @@ impl Reads {
 const PREFETCH_EVENTS: usize = 16;
 const PREFETCH_LRU: usize = 32;
 
+mod read;
 mod reclaim;
 mod swapoff;
 
@@ -467,139 +449,6 @@ impl Model<'_> {
         }
         self.fault_reclaimed.clear();
         self.evict(0);
-    }
-
-    /// `swap_cache_get_folio()` found the page; `swap_update_readahead()`
-    /// accounts a hit on a readahead page.
-    fn cache_hit(
-        &mut self,
-        f: &FaultCtx,
-        ra: bool,
-        ra_ts: u64,
-        policy: &mut dyn Policy,
-        dirty: bool,
-    ) {
-        self.map(f.entry, dirty);
-        if ra {
-            self.m.swap_ra_hit += 1;
-            self.so.swap_ra_hit += self.in_swapoff as u64;
-            self.m.timeliness_ns += f.ts.saturating_sub(ra_ts);
-        }
-        policy.on_hit(f, ra);
-    }
-
-    /// `do_swap_page()` on a SWP_SYNCHRONOUS_IO device (zram, pmem) with
-    /// `__swap_count() == 1` (one page table holds the entry): the page
-    /// alone, read past the swap cache (no readahead, no policy, no retry:
-    /// the read is done when it returns), and its slot freed.
-    fn read_alone(&mut self, e: SwapEntry, store: Store) {
-        let mut read = Reads::default();
-        let mut io = std::mem::take(&mut self.io);
-        io.clear();
-        read.add(store, e, &mut io);
-        self.resident += 1;
-        self.map(e, true);
-        self.count_reads(0, &read, io);
-    }
-
-    /// `swapin_readahead()`: the policy's window around `f`, read into the
-    /// swap cache, and the faulting page mapped (read too unless cached).
-    fn read_around(
-        &mut self,
-        f: &FaultCtx,
-        policy: &mut dyn Policy,
-        scratch: &mut Vec<SwapEntry>,
-        dirty: bool,
-    ) {
-        scratch.clear();
-        let view = SwapView {
-            slots: &self.slots,
-            pages: &self.pages,
-            dev_max: &self.input.dev_max,
-        };
-        let window = policy.readahead(f, &view, scratch);
-        if self.in_swapoff {
-            *self.so.windows.entry(window).or_default() += 1;
-        }
-        match self.small_windows.get_mut(window as usize) {
-            Some(n) => *n += 1,
-            None => *self.m.windows.entry(window).or_default() += 1,
-        }
-        let mut io = std::mem::take(&mut self.io);
-        io.clear();
-        let mut ra = 0;
-        let mut read = Reads::default();
-        // The fault's own reclaim ran at the window's first allocation: the
-        // slots it filled below that were free when the walk passed them.
-        let mut allocated = self.fault_reclaimed.is_empty();
-        for &e in scratch.iter() {
-            if e == f.entry {
-                if !allocated {
-                    allocated = self.slots.get(&e).is_some_and(|s| !s.cache.resident());
-                }
-                continue;
-            }
-            if !allocated && self.fault_reclaimed.contains(&e) {
-                continue;
-            }
-            // __read_swap_cache_async(): only allocated slots not in the cache.
-            let Some(mut s) = self.slots.slot_mut(&e) else {
-                continue;
-            };
-            if s.resident() {
-                continue;
-            }
-            allocated = true;
-            let gen = self.lists.push(false, pack(e));
-            s.set(Cache::Unused {
-                ra: true,
-                ts: f.ts,
-                gen,
-                kept: false,
-            });
-            // In memory now: its PTE (if swapped) stays a swap entry until faulted.
-            read.add(s.store(), e, &mut io);
-            if self.input.frees {
-                self.fault_ra.push(e);
-            }
-            ra += 1;
-            self.resident += 1;
-        }
-        // The faulting page itself.
-        if let Some(s) = self.slots.get(&f.entry) {
-            if !s.cache.resident() {
-                read.add(s.store, f.entry, &mut io);
-                self.resident += 1;
-            }
-        }
-        self.map(f.entry, dirty);
-        self.count_reads(ra, &read, io);
-    }
-
-    /// The counters of one miss's reads: `ra` pages read ahead, the zero
-    /// and zswap ones in `read`, the device's in `io` (kept for reuse).
-    fn count_reads(&mut self, ra: u64, read: &Reads, mut io: Vec<SwapEntry>) {
-        // One request per run of contiguous offsets (the plugged reads merge).
-        io.sort_unstable();
-        let requests = io
-            .iter()
-            .enumerate()
-            .filter(|&(i, e)| i == 0 || io[i - 1].dev != e.dev || io[i - 1].offset + 1 != e.offset)
-            .count() as u64;
-        let pswpin = io.len() as u64;
-        self.m.swap_ra += ra;
-        self.m.swpin_zero += read.zero;
-        self.m.zswpin += read.zswap;
-        self.m.pswpin += pswpin;
-        self.m.io_requests += requests;
-        if self.in_swapoff {
-            self.so.swap_ra += ra;
-            self.so.swpin_zero += read.zero;
-            self.so.zswpin += read.zswap;
-            self.so.pswpin += pswpin;
-            self.so.io_requests += requests;
-        }
-        self.io = io;
     }
 }
 
