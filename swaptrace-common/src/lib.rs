@@ -189,6 +189,12 @@ macro_rules! kernel_constants {
             K_NR_MUNMAP = u64::MAX,
             K_NR_MMAP = u64::MAX,
             K_NR_MADVISE = u64::MAX,
+            /// The calls that fault pages in without a user fault (GUP):
+            /// `mlock()`, `mlock2()`, `mlockall()` (and `madvise()`'s
+            /// MADV_POPULATE_*). Unknown: their swap-ins pass for zaps.
+            K_NR_MLOCK = u64::MAX,
+            K_NR_MLOCK2 = u64::MAX,
+            K_NR_MLOCKALL = u64::MAX,
             /// `enum vm_event_item` values, as seen by `count_memcg_events`.
             K_EV_PSWPIN = u64::MAX,
             K_EV_PSWPOUT = u64::MAX,
@@ -386,6 +392,11 @@ pub mod exact2 {
     /// from `vm_start` to `addr`, `zero | zswap << 16` from `addr` to
     /// `vm_end` (both saturated at u32::MAX).
     pub const BOUNDS: u8 = 1 << 1;
+    /// Tracepoint SWAP_FAULT in a system call that faults pages in without
+    /// a user fault (GUP: MADV_POPULATE_*, mlock): the page is unknown;
+    /// `addr` is the call's range start, `zero | zswap << 16` its length
+    /// in pages (saturated). GUP faults its range in ascending order.
+    pub const GUP: u8 = 1 << 2;
 }
 
 /// The largest folio order the kernel swaps out whole: a PMD folio of

@@ -137,6 +137,10 @@ struct TaskState {
     write: u8,
     /// This task's name went out with one of its events.
     comm_sent: u8,
+    /// The traced fault is a GUP one ([`exact2::GUP`]): `fault_addr` is
+    /// its call's range start, `gup_pages` the range's length.
+    gup: u8,
+    gup_pages: u32,
 }
 
 /// `fault_active`: no fault; a fault followed; a fault of a process not
@@ -160,6 +164,8 @@ const EMPTY: TaskState = TaskState {
     tid: 0,
     write: 0,
     comm_sent: 0,
+    gup: 0,
+    gup_pages: 0,
 };
 
 /// This task's state, if its slot holds it.
@@ -408,6 +414,13 @@ fn on_fault(addr: u64, error_code: u64) {
         s.fault_active = FAULT_SKIPPED;
         return;
     }
+    begin_fault(s, addr, error_code & PF_WRITE != 0, None);
+}
+
+/// This task's traced fault begins now, at `addr`; for a GUP fault, `addr`
+/// is its call's range start and `gup_pages` the range's length.
+#[inline(always)]
+fn begin_fault(s: &mut TaskState, addr: u64, write: bool, gup_pages: Option<u32>) {
     s.fault_ts = unsafe { bpf_ktime_get_ns() };
     s.fault_addr = addr;
     s.fault_mm = 0;
@@ -415,8 +428,33 @@ fn on_fault(addr: u64, error_code: u64) {
     s.zero_reads = 0;
     s.zswap_loads = 0;
     s.major = 0;
-    s.write = (error_code & PF_WRITE != 0) as u8;
+    s.write = write as u8;
+    s.gup = gup_pages.is_some() as u8;
+    s.gup_pages = gup_pages.unwrap_or(0);
     s.fault_active = FAULT_TRACED;
+}
+
+/// A swap-in seen outside a fault (its reads, its major count, or
+/// MM_SWAPENTS of the task's own mm) inside a system call that faults
+/// pages in (GUP, [`crate::unmap::gup_range`]) and outside an exact
+/// do_swap_page(): traced as a fault from here to its PGFAULT count,
+/// which `mm_account_fault()` makes for GUP faults too. None otherwise.
+#[inline(always)]
+fn gup_fault(t: u32) -> Option<*mut TaskState> {
+    if crate::exact::fault_start().is_some() || !selected() {
+        return None;
+    }
+    let (start, len, write) = crate::unmap::gup_range()?;
+    let s = task_take(t, EMPTY)?;
+    let pages = len >> (g(&K_PAGE_SHIFT) & 63);
+    // SAFETY: this task's slot; only this task writes it here.
+    begin_fault(
+        unsafe { &mut *s },
+        start,
+        write,
+        Some(pages.min(u32::MAX as u64) as u32),
+    );
+    Some(s)
 }
 
 twin! {
@@ -505,7 +543,12 @@ pub fn count_memcg_events / count_memcg_events_2 (ctx: RawTracePointContext) -> 
         // A fault left untraced: its reads are not reads outside faults.
         return 0;
     }
-    let active = state.filter(|_| fault == FAULT_TRACED);
+    let mut active = state.filter(|_| fault == FAULT_TRACED);
+    // A GUP swap-in's first sign (7.x may count PSWPIN at I/O completion,
+    // in whatever task runs then: only its major count tells there).
+    if active.is_none() && (majfault || g(&K_READS_OUTSIDE) != 1) {
+        active = gup_fault(t);
+    }
     match (active, read) {
         (Some(s), Some(r)) => {
             let s = unsafe { &mut *s };
@@ -575,6 +618,13 @@ pub fn rss_stat / rss_stat_2 (ctx: RawTracePointContext) -> i32 {
         }
     }
     if fault == FAULT_NONE && !in_reclaim {
+        if mm == current_mm() {
+            if let Some(s) = gup_fault(pid_tgid as u32) {
+                // SAFETY: this task's slot.
+                unsafe { (*s).fault_mm = mm };
+                return 0;
+            }
+        }
         zap(mm);
     }
     0
@@ -674,6 +724,11 @@ fn fault_done() {
     }
     if s.write != 0 {
         ev.flags |= flag::WRITE;
+    }
+    if s.gup != 0 {
+        ev.flags2 = swaptrace_common::exact2::GUP;
+        ev.zero = s.gup_pages as u16;
+        ev.zswap = (s.gup_pages >> 16) as u16;
     }
     emit(ev);
 }

@@ -146,6 +146,37 @@ const MADV_DONTNEED: u64 = 4;
 const MADV_FREE: u64 = 8;
 const MADV_DONTNEED_LOCKED: u64 = 24;
 
+const MADV_POPULATE_READ: u64 = 22;
+const MADV_POPULATE_WRITE: u64 = 23;
+const USER_TOP: u64 = 1 << 47;
+
+/// The system call that faults the current task's pages in without a user
+/// fault (GUP, `populate_vma_page_range()`), and its range: `madvise(addr,
+/// len, MADV_POPULATE_READ | _WRITE)`, `mlock(addr, len)`, `mlock2()`, and
+/// `mlockall()` over the whole address space. mlock faults a writable
+/// private mapping for write (FOLL_WRITE, to break COW). `(start, len,
+/// write)`.
+#[inline(always)]
+pub(crate) fn gup_range() -> Option<(u64, u64, bool)> {
+    let nr = saved_reg(g(&K_REGS_NR))?;
+    let write = if nr == g(&K_NR_MADVISE) {
+        match saved_reg(g(&K_REGS_ARG2))? {
+            MADV_POPULATE_READ => false,
+            MADV_POPULATE_WRITE => true,
+            _ => return None,
+        }
+    } else if nr == g(&K_NR_MLOCKALL) {
+        return Some((0, USER_TOP, true));
+    } else if nr == g(&K_NR_MLOCK) || nr == g(&K_NR_MLOCK2) {
+        true
+    } else {
+        return None;
+    };
+    let start = saved_reg(g(&K_REGS_ARG0))?;
+    let len = saved_reg(g(&K_REGS_ARG1))?;
+    (len > 0).then_some((start, len, write))
+}
+
 /// The system call that zaps the current task's swap entries, if it names
 /// their range ([`zap_range`]): `munmap(addr, len)`, `mmap(addr, len, _,
 /// MAP_FIXED)` over a mapping, `madvise(addr, len, MADV_DONTNEED | _FREE

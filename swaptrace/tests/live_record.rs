@@ -1176,6 +1176,98 @@ fn zaps_name_their_range() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Pages a system call faults in (GUP: `madvise(MADV_POPULATE_READ)`,
+/// `_WRITE`, `mlock()`) take no user fault: each is recorded as a swap
+/// fault of its own page, joined to its swap-out, with the call's kind
+/// (read, write), and none passes for a zap.
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn gup_swap_ins_are_recorded_at_their_pages() {
+    let _lock = live("gup_swap_ins_are_recorded_at_their_pages");
+    let dir = scratch();
+    let swap = lab::SwapFile::create(&dir, 256 << 20, None).expect("swap");
+    let out = dir.join("gup.swt");
+    let (bytes, mib) = (16usize << 20, 1usize << 20);
+    let p = swapped_out_mapping(bytes);
+    let mut rec = record_this_process(&out);
+    // Faulted back and paged out again while recorded: the trace joins
+    // the pages to their swap entries.
+    write_pages(p, 0, bytes);
+    // SAFETY: the mapping, and ranges inside it.
+    unsafe {
+        assert_eq!(libc::madvise(p.cast(), bytes, libc::MADV_PAGEOUT), 0);
+        assert_eq!(
+            libc::madvise(p.cast(), 4 * mib, libc::MADV_POPULATE_READ),
+            0
+        );
+        let w = p.add(4 * mib).cast();
+        assert_eq!(libc::madvise(w, 4 * mib, libc::MADV_POPULATE_WRITE), 0);
+        let l = p.add(8 * mib).cast();
+        assert_eq!(libc::mlock(l, 4 * mib), 0, "mlock");
+        assert_eq!(libc::munlock(l, 4 * mib), 0);
+    }
+    // SAFETY: SIGINT ends the recording (it finalizes the trace).
+    unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
+    assert!(rec.wait().unwrap().success());
+    // SAFETY: the mapping.
+    unsafe { libc::munmap(p.cast(), bytes) };
+    let t = read_trace(&out).unwrap();
+    let lo = p as u64;
+    let page = |a: u64| ((a - lo) / 4096) as usize;
+    let n = bytes / 4096;
+    let (mut faults, mut writes, mut joined) = (vec![0u32; n], vec![false; n], 0);
+    let mut zaps = 0;
+    // The GUP faults come after the second paging out.
+    let in_map = |a: u64| (lo..lo + bytes as u64).contains(&a);
+    let (last_out, mm) = t.records.iter().fold((0, None), |(t0, m0), r| match *r {
+        Record::SwapOut { ts, vaddr, mm, .. } if in_map(vaddr) => (t0.max(ts), Some(mm)),
+        _ => (t0, m0),
+    });
+    assert!(mm.is_some(), "the paging out was not recorded");
+    for r in &t.records {
+        match *r {
+            Record::SwapFault {
+                ts,
+                addr,
+                entry,
+                write,
+                ..
+            } if ts > last_out && in_map(addr) => {
+                faults[page(addr)] += 1;
+                writes[page(addr)] |= write;
+                joined += entry.is_some() as usize;
+            }
+            Record::Zap { mm: m, ts, .. } if Some(m) == mm && ts > last_out => zaps += 1,
+            _ => {}
+        }
+    }
+    let quarter = n / 4;
+    let once = faults[..3 * quarter].iter().filter(|&&c| c == 1).count();
+    eprintln!(
+        "GUP faults: {once} of {} pages faulted once, {joined} joined, {} after 12 MiB, {zaps} zaps",
+        3 * quarter,
+        faults[3 * quarter..].iter().sum::<u32>()
+    );
+    assert_eq!(once, 3 * quarter, "each populated or locked page once");
+    assert_eq!(
+        joined,
+        3 * quarter,
+        "every GUP fault joined to its swap-out"
+    );
+    assert!(faults[3 * quarter..].iter().all(|&c| c == 0));
+    assert!(
+        writes[..quarter].iter().all(|&w| !w),
+        "MADV_POPULATE_READ reads"
+    );
+    assert!(
+        writes[quarter..3 * quarter].iter().all(|&w| w),
+        "_WRITE and mlock write"
+    );
+    assert_eq!(zaps, 0, "a GUP swap-in recorded as a zap");
+    drop(swap);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A private anonymous mapping of `bytes` in this process, every page
 /// written (not zero, so the swap-out writes it) and paged out; the caller
 /// unmaps it.

@@ -21,10 +21,12 @@ pub use metrics_server::{respond, MetricsServer, ServeError};
 #[cfg(feature = "live")]
 pub use top::{top, Interval, TopOptions, TOP_SECTIONS};
 
+use crate::replay::readahead::MixHasher;
 /// [`Recorder::summary`]'s type, at home in `trace`.
 use crate::trace::{pages, Summary};
 use crate::trace::{OutKind, RaSource, ReadKind, Record, SwapEntry, Syscall};
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 use swaptrace_common::{
     exact, exact2, flag, kind, read_kind, zap_range, FreeBatchEvent, RawEvent, UNMAPPED_CLEARED,
 };
@@ -39,7 +41,7 @@ pub struct Recorder {
     mms: HashMap<u64, u32>,
     tasks: HashSet<u32>,
     /// (mm, virtual page) -> entry of its last recorded swap-out.
-    slots: HashMap<(u32, u64), SwapEntry>,
+    slots: HashMap<(u32, u64), Held>,
     page_shift: u32,
     /// (mm, VMA start) -> its end, as last recorded.
     vmas: BTreeMap<(u32, u64), u64>,
@@ -54,8 +56,37 @@ pub struct Recorder {
     /// mm -> the range of its last zap record (a call zaps a PTE table at
     /// a time, each an event), until a swap-out or fault there.
     zapped: HashMap<u32, (u32, u64, u64)>,
+    /// Slots of pages a read fault mapped, which keeps the slot: reclaim
+    /// dropping the clean folio ([`Record::OutFreed`]) puts the entry back
+    /// in the page table without a write. Followed from the first GUP
+    /// fault on (a map insert per fault that GUP-free programs need not
+    /// pay): before it, such pages are not taken for swapped out.
+    kept: HashMap<SwapEntry, (u32, u64), Mix>,
+    gup_seen: bool,
+    /// mm -> how many times it exited (an mm's number is its kernel
+    /// pointer's, which a new process may take).
+    lives: HashMap<u32, u32, Mix>,
+    /// tid -> its last GUP fault: (mm, range's first page, end, the page).
+    gup: HashMap<u32, (u32, u64, u64, u64)>,
     pub summary: Summary,
 }
+
+type Mix = BuildHasherDefault<MixHasher>;
+
+/// A page's last recorded swap entry.
+#[derive(Clone, Copy)]
+struct Held {
+    entry: SwapEntry,
+    /// Its PTE holds the entry (swapped out, not faulted, zapped or
+    /// unmapped since): where a GUP fault ([`exact2::GUP`]) of a range may
+    /// be. In the `life` of its mm.
+    swapped: bool,
+    life: u32,
+}
+
+/// Pages a GUP fault's search looks up one by one; further on, it goes
+/// through the mm's swapped-out pages instead.
+const GUP_SCAN: u64 = 1 << 16;
 
 /// How long after a move's start a swap-out may still name the old VMA.
 /// The move is sent as `mremap()` begins; until it has moved the page tables
@@ -96,7 +127,7 @@ impl Recorder {
     fn shared_entry(&self, mm: u64, vpage: u64) -> Option<SwapEntry> {
         let at = |m: &u64| {
             let id = *self.mms.get(m)?;
-            self.slots.get(&(id, vpage)).copied()
+            self.slots.get(&(id, vpage)).map(|h| h.entry)
         };
         let mut m = mm;
         for _ in 0..FORK_DEPTH {
@@ -124,6 +155,110 @@ impl Recorder {
             len >> shift,
         );
         self.forget_vmas(mm, from, from + len);
+    }
+
+    /// Pages `[first, end)` of `mm` no longer hold swap entries (zapped,
+    /// unmapped, moved away). Page by page or through the slots, whichever
+    /// is shorter.
+    fn unswap(&mut self, mm: u32, first: u64, end: u64) {
+        // Only what the trace holds of the mm.
+        let shift = self.page_shift;
+        let (lo, hi) = self.held(mm, 0, u64::MAX);
+        let (first, end) = (first.max(lo >> shift), end.min(hi.div_ceil(1 << shift)));
+        if first >= end {
+            return;
+        }
+        if end - first <= self.slots.len() as u64 {
+            for p in first..end {
+                if let Some(h) = self.slots.get_mut(&(mm, p)) {
+                    h.swapped = false;
+                }
+            }
+        } else {
+            for (_, h) in self
+                .slots
+                .iter_mut()
+                .filter(|((m, p), _)| *m == mm && (first..end).contains(p))
+            {
+                h.swapped = false;
+            }
+        }
+    }
+
+    /// `mm` exited (`exit_mmap()`): nothing it held is swapped out.
+    fn exited(&mut self, mm: u32) {
+        *self.lives.entry(mm).or_default() += 1;
+    }
+
+    fn life(&self, mm: u32) -> u32 {
+        self.lives.get(&mm).copied().unwrap_or(0)
+    }
+
+    /// The page's PTE holds its entry: swapped out in this life of its mm.
+    fn swapped_at(&self, mm: u32, page: u64) -> bool {
+        self.slots
+            .get(&(mm, page))
+            .is_some_and(|h| h.swapped && h.life == self.life(mm))
+    }
+
+    /// The swap-cache folio of `entry` freed: a page that a read fault
+    /// mapped, keeping the slot, went back to it (reclaim dropped the clean
+    /// folio): its PTE holds the entry again.
+    fn freed(&mut self, entry: SwapEntry, nr: u32) {
+        if self.kept.is_empty() {
+            return;
+        }
+        for e in entry.folio(nr.max(1) as u64) {
+            if let Some(page) = self.kept.remove(&e) {
+                if let Some(h) = self.slots.get_mut(&page).filter(|h| h.entry == e) {
+                    h.swapped = true;
+                }
+            }
+        }
+    }
+
+    /// A fault mapped `(mm, page)`: a read fault keeps its slot `entry`
+    /// (until reclaim drops the clean folio: [`Recorder::freed`]), a write
+    /// fault frees it.
+    fn kept(&mut self, mm: u32, page: u64, entry: Option<SwapEntry>, write: bool) {
+        if !self.gup_seen {
+            return;
+        }
+        match entry {
+            Some(e) if !write => {
+                self.kept.insert(e, (mm, page));
+            }
+            Some(e) if self.kept.get(&e) == Some(&(mm, page)) => {
+                self.kept.remove(&e);
+            }
+            _ => {}
+        }
+    }
+
+    /// The page a GUP fault of `tid` swapped in: GUP faults its call's
+    /// range `[first, end)` in ascending order, so the first page still
+    /// swapped out after the task's last one (from the range's start for
+    /// a new call). None if the trace holds no such page.
+    fn gup_page(&mut self, tid: u32, mm: u32, first: u64, end: u64) -> Option<u64> {
+        let from = match self.gup.get(&tid) {
+            Some(&(m, f, e, last)) if (m, f, e) == (mm, first, end) => last + 1,
+            _ => first,
+        };
+        // Page by page nearby; beyond, through the mm's slots.
+        let next = |lo: u64, hi: u64| {
+            let near = hi.min(lo.saturating_add(GUP_SCAN));
+            (lo..near).find(|&p| self.swapped_at(mm, p)).or_else(|| {
+                let far = self
+                    .slots
+                    .keys()
+                    .filter(|&&(m, p)| m == mm && (near..hi).contains(&p) && self.swapped_at(m, p));
+                far.map(|&(_, p)| p).min()
+            })
+        };
+        // Nothing left after the last one: a new call over the same range.
+        let page = next(from.max(first), end).or_else(|| next(first, from.min(end)))?;
+        self.gup.insert(tid, (mm, first, end, page));
+        Some(page)
     }
 
     /// Forgets the VMAs recorded in `[start, end)` of `mm`: the next
@@ -197,8 +332,10 @@ impl Recorder {
         {
             self.moves.remove(&mm);
         }
-        // The VMAs recorded there are gone.
+        // The VMAs recorded there are gone, and their swap entries.
         (start < end).then(|| {
+            let shift = self.page_shift;
+            self.unswap(mm, start >> shift, end.div_ceil(1 << shift));
             self.forget_vmas(mm, start, end);
             Record::Unmapped { ts, mm, start, end }
         })
@@ -225,6 +362,8 @@ impl Recorder {
         }
         let (start, end) = self.held(mm, start, end);
         if start < end {
+            let shift = self.page_shift;
+            self.unswap(mm, start >> shift, end.div_ceil(1 << shift));
             out.push(Record::Zapped { ts, mm, start, end });
         }
     }
@@ -272,8 +411,18 @@ impl Recorder {
                     self.spans(mm, start, end);
                 }
                 if mm != 0 {
+                    let life = self.life(mm);
                     for (i, e) in entry.folio(ev.nr.max(1) as u64).enumerate() {
-                        self.slots.insert((mm, vpage + i as u64), e);
+                        let held = Held {
+                            entry: e,
+                            swapped: true,
+                            life,
+                        };
+                        self.slots.insert((mm, vpage + i as u64), held);
+                        // The slot is this page's now, no kept page's.
+                        if !self.kept.is_empty() {
+                            self.kept.remove(&e);
+                        }
                     }
                     let at = vpage << self.page_shift;
                     self.spans(mm, at, at + ((ev.nr.max(1) as u64) << self.page_shift));
@@ -299,20 +448,53 @@ impl Recorder {
             }
             kind::SWAP_FAULT => {
                 let mm = self.mm(ev.mm, ev.pid, out);
-                let page = (ev.addr >> self.page_shift) << self.page_shift;
+                let mut addr = ev.addr;
+                let mut unknown = false;
+                if ev.flags2 & exact2::GUP != 0 && ev.flags & exact::ENTRY == 0 {
+                    self.gup_seen = true;
+                    // The call's range; the page is the next one it faulted.
+                    let pages = ev.zero as u64 | (ev.zswap as u64) << 16;
+                    let first = ev.addr >> self.page_shift;
+                    let end = if pages >= u32::MAX as u64 {
+                        u64::MAX
+                    } else {
+                        first.saturating_add(pages)
+                    };
+                    match self.gup_page(tid, mm, first, end) {
+                        Some(p) => addr = p << self.page_shift,
+                        None => unknown = true,
+                    }
+                }
+                let page = (addr >> self.page_shift) << self.page_shift;
                 self.spans(mm, page, page.saturating_add(1 << self.page_shift));
                 let entry = if ev.flags & exact::ENTRY != 0 {
                     // From do_swap_page(): the entry is the PTE's own.
                     Some(SwapEntry::from_val(ev.entry))
+                } else if unknown {
+                    None
                 } else {
                     // Joined. The slot stays: after a read fault the page keeps
                     // its entry, and a fault after a clean reclaim reads it again.
-                    let vpage = ev.addr >> self.page_shift;
-                    self.slots
-                        .get(&(mm, vpage))
-                        .copied()
-                        .or_else(|| self.shared_entry(ev.mm, vpage))
+                    // Its PTE holds the entry no more.
+                    let vpage = addr >> self.page_shift;
+                    match self.slots.get_mut(&(mm, vpage)) {
+                        Some(h) => {
+                            h.swapped = false;
+                            Some(h.entry)
+                        }
+                        None => self.shared_entry(ev.mm, vpage),
+                    }
                 };
+                let write = ev.flags & flag::WRITE != 0;
+                if mm != 0 && !unknown {
+                    if ev.flags & exact::ENTRY != 0 {
+                        let vpage = addr >> self.page_shift;
+                        if let Some(h) = self.slots.get_mut(&(mm, vpage)) {
+                            h.swapped = false;
+                        }
+                    }
+                    self.kept(mm, addr >> self.page_shift, entry, write);
+                }
                 let (zero_reads, zswap_loads) = if ev.flags & exact::ENTRY != 0 {
                     // Split by kind only where count_memcg_events saw the reads.
                     if ev.flags2 & exact2::KINDS != 0 {
@@ -328,13 +510,13 @@ impl Recorder {
                     dur_ns: ev.aux,
                     tid,
                     mm,
-                    addr: ev.addr,
+                    addr,
                     entry,
                     major: ev.flags & flag::MAJOR != 0,
                     pages_read: ev.nr,
                     zero_reads,
                     zswap_loads,
-                    write: ev.flags & flag::WRITE != 0,
+                    write,
                 })
             }
             kind::SWAP_READ => Some(Record::SwapRead {
@@ -427,6 +609,9 @@ impl Recorder {
                 // swap-out in the owner's context, MADV_PAGEOUT).
                 let left = (ev.entry != u64::MAX).then_some(ev.entry as i64);
                 let mm = self.mm(ev.mm, 0, out);
+                if ev.flags & flag::EXITING != 0 {
+                    self.exited(mm);
+                }
                 self.zap_range(ev, mm, out);
                 Some(Record::Zap {
                     ts,
@@ -449,11 +634,15 @@ impl Recorder {
                     ret: exit.then_some(ev.entry as i64),
                 })
             }
-            kind::OUT_FREED => Some(Record::OutFreed {
-                ts,
-                entry: SwapEntry::from_val(ev.entry),
-                nr: ev.nr.max(1),
-            }),
+            kind::OUT_FREED => {
+                let entry = SwapEntry::from_val(ev.entry);
+                self.freed(entry, ev.nr);
+                Some(Record::OutFreed {
+                    ts,
+                    entry,
+                    nr: ev.nr.max(1),
+                })
+            }
             kind::ISOLATED => Some(Record::Isolated {
                 ts,
                 entry: SwapEntry::from_val(ev.entry),

@@ -460,3 +460,85 @@ fn a_zap_names_its_call_range_once() {
     r.ingest(&zap(zap_range::MADVISE, 0x1000, 4), &mut out);
     assert_eq!(ranges(&mut out), vec![]);
 }
+
+/// A GUP fault ([`exact2::GUP`]) names its call's range, not its page:
+/// the recorder takes the pages still swapped out in ascending order, from
+/// the range's start again for a new call. From the first GUP fault on, a
+/// page a read fault mapped holds its slot, and reclaim freeing its clean
+/// folio swaps it out again without a write; a write fault's page does
+/// not.
+#[test]
+fn gup_faults_take_the_swapped_out_pages_of_their_range_in_order() {
+    const MM: u64 = 0xffff_8880_0000_1000;
+    const BASE: u64 = 0x7f00_0000_0000;
+    let mut r = Recorder::new(4096);
+    let mut out = Vec::new();
+    let out_page = |r: &mut Recorder, out: &mut Vec<Record>, page: u64| {
+        let mut o = ev(kind::SWAP_OUT);
+        o.mm = MM;
+        o.addr = BASE + page * 4096;
+        o.entry = (1u64 << 58) | (100 + page);
+        o.flags = flag::OUT_IO;
+        r.ingest(&o, out);
+    };
+    let user_fault = |r: &mut Recorder, out: &mut Vec<Record>, page: u64, write: bool| {
+        let mut f = ev(kind::SWAP_FAULT);
+        f.mm = MM;
+        f.addr = BASE + page * 4096;
+        f.flags = if write { flag::WRITE } else { 0 };
+        r.ingest(&f, out);
+    };
+    let gup = |r: &mut Recorder, out: &mut Vec<Record>, first: u64, pages: u32| {
+        let mut f = ev(kind::SWAP_FAULT);
+        f.mm = MM;
+        f.addr = BASE + first * 4096;
+        f.flags2 = exact2::GUP;
+        f.zero = pages as u16;
+        f.zswap = (pages >> 16) as u16;
+        r.ingest(&f, out);
+        match out.last() {
+            Some(Record::SwapFault { addr, entry, .. }) => {
+                entry.map(|e| ((addr - BASE) / 4096, e.offset))
+            }
+            other => panic!("no fault: {other:?}"),
+        }
+    };
+    for page in 0..8 {
+        out_page(&mut r, &mut out, page);
+    }
+    // A first call over pages 6..8 (from here on, kept slots are followed).
+    assert_eq!(gup(&mut r, &mut out, 6, 2), Some((6, 106)));
+    assert_eq!(gup(&mut r, &mut out, 6, 2), Some((7, 107)));
+    // Pages 2 (read) and 3 (write) faulted by the program itself.
+    user_fault(&mut r, &mut out, 2, false);
+    user_fault(&mut r, &mut out, 3, true);
+    // A call over pages 1..6: 1, 4, 5, in order.
+    assert_eq!(gup(&mut r, &mut out, 1, 5), Some((1, 101)));
+    assert_eq!(gup(&mut r, &mut out, 1, 5), Some((4, 104)));
+    assert_eq!(gup(&mut r, &mut out, 1, 5), Some((5, 105)));
+    // Reclaim drops the clean folios of pages 2 and 3: page 2 holds its
+    // slot, page 3's write fault freed it. Page 1 is written out again.
+    for page in [2u64, 3] {
+        let mut f = ev(kind::OUT_FREED);
+        f.entry = (1u64 << 58) | (100 + page);
+        r.ingest(&f, &mut out);
+    }
+    out_page(&mut r, &mut out, 1);
+    // A new call over the same range starts again from its start.
+    assert_eq!(gup(&mut r, &mut out, 1, 5), Some((1, 101)));
+    assert_eq!(gup(&mut r, &mut out, 1, 5), Some((2, 102)));
+    // Nothing of the range left: no page, no entry.
+    assert_eq!(gup(&mut r, &mut out, 1, 5), None);
+    // Pages 6 and 7 written out again, then zapped by madvise(MADV_DONTNEED).
+    out_page(&mut r, &mut out, 6);
+    out_page(&mut r, &mut out, 7);
+    let mut z = ev(kind::ZAP);
+    z.mm = MM;
+    z.nr = zap_range::MADVISE;
+    z.addr = BASE + 6 * 4096;
+    z.aux = 2;
+    z.entry = 0;
+    r.ingest(&z, &mut out);
+    assert_eq!(gup(&mut r, &mut out, 0, 8), Some((0, 100)));
+    assert_eq!(gup(&mut r, &mut out, 0, 8), None);
+}

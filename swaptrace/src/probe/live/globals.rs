@@ -134,6 +134,9 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
         put(K_NR_MUNMAP, Ok(libc::SYS_munmap as u64));
         put(K_NR_MMAP, Ok(libc::SYS_mmap as u64));
         put(K_NR_MADVISE, Ok(libc::SYS_madvise as u64));
+        put(K_NR_MLOCK, Ok(libc::SYS_mlock as u64));
+        put(K_NR_MLOCK2, Ok(libc::SYS_mlock2 as u64));
+        put(K_NR_MLOCKALL, Ok(libc::SYS_mlockall as u64));
     }
     put(K_EV_PSWPIN, ev("PSWPIN"));
     put(K_EV_PSWPOUT, ev("PSWPOUT"));

@@ -434,7 +434,32 @@ impl InputBuilder {
             return;
         }
         own.sort_unstable();
-        let mine = |ts: u64, e: &SwapEntry| during(ts) && own.binary_search(e).is_ok();
+        // A slot another task's fault freed meanwhile (a write fault), which
+        // this reclaim then filled: its swap-out stays after that fault.
+        let mut faulted: Vec<(SwapEntry, u64)> = out
+            .iter()
+            .rev()
+            .take(OWN_RECLAIM_LOOKBACK)
+            .filter_map(|e| match *e {
+                Event::Fault { ts, entry, .. }
+                    if ts > start && own.binary_search(&entry).is_ok() =>
+                {
+                    Some((entry, ts))
+                }
+                _ => None,
+            })
+            .collect();
+        faulted.sort_unstable();
+        let after_fault = |ts: u64, e: &SwapEntry| {
+            let i = faulted.partition_point(|&(f, _)| f < *e);
+            faulted[i..]
+                .iter()
+                .take_while(|&&(f, _)| f == *e)
+                .any(|&(_, t)| t < ts)
+        };
+        let mine = |ts: u64, e: &SwapEntry| {
+            during(ts) && own.binary_search(e).is_ok() && !after_fault(ts, e)
+        };
         let mut outs = own.len();
         for e in out.iter_mut().rev().take(OWN_RECLAIM_LOOKBACK) {
             if outs == 0 {

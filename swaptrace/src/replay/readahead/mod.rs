@@ -42,5 +42,6 @@ pub use policies::{
 };
 pub use policy::{FaultCtx, MakePolicy, Policy, PolicyArgs};
 pub use run::{reads, run, ReadaheadReplay, PARAMS, USES};
+pub(crate) use space::MixHasher;
 pub use space::SwapView;
 pub use stream::{run_streamed, scan, Progress, Scanned};

@@ -443,7 +443,7 @@ impl SlotTable {
 /// A fast hasher for integer keys (multiply and fold): the replay's hot
 /// path hashes one u64 per fault, and SipHash's DoS resistance buys nothing.
 #[derive(Default)]
-pub(super) struct MixHasher(u64);
+pub(crate) struct MixHasher(u64);
 
 impl Hasher for MixHasher {
     fn finish(&self) -> u64 {

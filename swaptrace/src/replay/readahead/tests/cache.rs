@@ -758,6 +758,68 @@ fn a_fault_reads_the_slots_its_own_reclaim_filled_and_freed() {
     }
 }
 
+/// A slot another task's write fault freed while the fault ran, which the
+/// fault's reclaim then filled: that swap-out stays after the write fault
+/// (its slot was not free before), and so does its free.
+#[test]
+fn a_slot_freed_by_another_fault_meanwhile_is_filled_after_it() {
+    let mut records = on_disk(0);
+    for s in 8..16 {
+        records.extend([out(s, 0x1000 + s, s), freed(s, s)]);
+    }
+    let entry = SwapEntry { dev: 0, offset: 13 };
+    records.extend([
+        // Task 2 writes page 0x100d: its slot is freed.
+        Record::SwapFault {
+            ts: 105,
+            dur_ns: 1,
+            tid: 2,
+            mm: 1,
+            addr: 0x100d << 12,
+            entry: Some(entry),
+            major: true,
+            pages_read: 1,
+            zero_reads: 0,
+            zswap_loads: 0,
+            write: true,
+        },
+        // Task 1's reclaim writes page 0x200d to that slot.
+        Record::SwapOut {
+            ts: 110,
+            tid: 1,
+            mm: 1,
+            vaddr: 0x200d << 12,
+            entry,
+            nr: 1,
+            how: OutKind::Io,
+        },
+        freed(111, 13),
+    ]);
+    let mut f = fault(100, 0x1008, 8, 8);
+    if let Record::SwapFault { dur_ns, .. } = &mut f {
+        *dur_ns = 50;
+    }
+    records.push(f);
+    let mut b = InputBuilder::new(4096).out_freed(true);
+    for r in &records {
+        b.add(r);
+    }
+    let inp = b.finish(3, 1 << 20).expect("input");
+    let at = |want: &dyn Fn(&Event) -> bool| inp.events.iter().position(want).expect("event");
+    let write = at(&|e| matches!(*e, Event::Fault { ts: 105, .. }));
+    let o = at(&|e| matches!(*e, Event::Out { vpage: 0x200d, .. }));
+    let fr = at(&|e| matches!(*e, Event::Freed { ts, entry: x } if x == entry && ts > 100));
+    assert!(write < o && o < fr, "{:?}", inp.events);
+    assert!(matches!(
+        inp.events[o],
+        Event::Out {
+            ts: 110,
+            in_fault: false,
+            ..
+        }
+    ));
+}
+
 /// Slots 8 and 9 were free when the kernel's walk of the window passed
 /// them; its first allocation (slot 10) reclaimed, and the reclaim filled
 /// them: not read (6 pages, slots 10-15).
