@@ -52,6 +52,11 @@ pub struct Shape {
     /// madvise(MADV_DONTNEED), as an allocator purges free runs; 0 = none.
     #[arg(long, default_value_t = 0)]
     pub purge: u32,
+    /// The read passes fault each aligned run of N pages in first with one
+    /// madvise(MADV_POPULATE_READ), as stress-ng's vm stressor does (the
+    /// kernel's GUP, no user fault); one mapping only; 0 = none.
+    #[arg(long, default_value_t = 0)]
+    pub populate: u32,
 }
 
 impl Shape {
@@ -69,6 +74,7 @@ impl Shape {
             moves: self.moves,
             huge: self.huge,
             purge: self.purge,
+            populate: self.populate,
             ..spec
         }
     }

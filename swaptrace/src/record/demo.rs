@@ -82,6 +82,9 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
     if w.purge > 0 {
         cmd.extend(["--purge".into(), w.purge.to_string()]);
     }
+    if w.populate > 0 {
+        cmd.extend(["--populate".into(), w.populate.to_string()]);
+    }
     cmd
 }
 
@@ -270,6 +273,13 @@ mod tests {
                 "purge",
                 WorkloadSpec {
                     purge: 32,
+                    ..base.clone()
+                },
+            ),
+            (
+                "populate",
+                WorkloadSpec {
+                    populate: 16,
                     ..base.clone()
                 },
             ),

@@ -33,6 +33,8 @@ pub enum WorkloadError {
     },
     #[error("mremap(MREMAP_MAYMOVE): {0}")]
     Mremap(#[source] io::Error),
+    #[error("madvise(MADV_POPULATE_READ): {0}")]
+    Populate(io::Error),
     #[error("madvise(MADV_PAGEOUT): {0}")]
     Pageout(#[source] io::Error),
     #[error("madvise(MADV_HUGEPAGE): {0}")]
@@ -203,6 +205,12 @@ pub struct WorkloadSpec {
     /// none); the read passes find them zero.
     #[serde(default)]
     pub purge: u32,
+    /// The read passes fault each aligned run of N pages in first, with one
+    /// `madvise(MADV_POPULATE_READ)` as its first page comes (0: none), as
+    /// stress-ng's vm stressor does: the kernel's GUP swaps them in, with
+    /// no user fault. One mapping only (`regions` 1).
+    #[serde(default)]
+    pub populate: u32,
 }
 
 fn one() -> u32 {
@@ -234,6 +242,7 @@ impl Default for WorkloadSpec {
             moves: 0,
             huge: false,
             purge: 0,
+            populate: 0,
         }
     }
 }
@@ -677,6 +686,28 @@ fn purge(spec: &WorkloadSpec, map: &Regions, pages: u64, ps: usize) -> Result<()
     Ok(())
 }
 
+/// [`WorkloadSpec::populate`]: at the first page of an aligned run, the
+/// run faulted in by one call.
+fn populate(
+    spec: &WorkloadSpec,
+    map: &Regions,
+    p: u64,
+    pages: u64,
+    ps: usize,
+) -> Result<(), WorkloadError> {
+    let n = u64::from(spec.populate);
+    if n < 2 || !p.is_multiple_of(n) || map.maps.len() != 1 {
+        return Ok(());
+    }
+    let len = n.min(pages - p) as usize * ps;
+    // SAFETY: `len` bytes from page `p` lie inside our one mapping.
+    let r = unsafe { libc::madvise(map.page(p).cast(), len, libc::MADV_POPULATE_READ) };
+    if r != 0 {
+        return Err(WorkloadError::Populate(io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
 /// The read passes in [`WorkloadSpec::threads`] threads at once.
 fn read_threads(
     spec: &WorkloadSpec,
@@ -712,6 +743,7 @@ fn read_passes(
             if spec.skipped(p, ps) {
                 continue;
             }
+            populate(spec, map, p, pages, ps)?;
             // One word per page, rotating the slot between pages and passes.
             let slot = ((p + u64::from(pass)) % SLOTS as u64) as usize;
             let off = slot_off(slot);

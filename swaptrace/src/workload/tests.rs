@@ -207,6 +207,23 @@ fn purged_pages_read_back_zero() {
     assert!(!WorkloadSpec::default().purged(0));
 }
 
+/// Runs faulted in by madvise(MADV_POPULATE_READ) read back intact, in
+/// any order, and a run cut by the end of the memory too.
+#[test]
+fn populated_runs_read_back() {
+    for order in [ReadOrder::Address, ReadOrder::Random] {
+        let r = run(&WorkloadSpec {
+            size_bytes: (1 << 20) + 3 * 4096,
+            populate: 16,
+            passes: 2,
+            read_order: order,
+            ..WorkloadSpec::default()
+        })
+        .unwrap();
+        assert_eq!(r.touched, r.pages);
+    }
+}
+
 #[test]
 fn too_small() {
     let spec = WorkloadSpec {
