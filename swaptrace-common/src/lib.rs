@@ -195,6 +195,12 @@ macro_rules! kernel_constants {
             K_NR_MLOCK = u64::MAX,
             K_NR_MLOCK2 = u64::MAX,
             K_NR_MLOCKALL = u64::MAX,
+            /// `read()`, `pread64()`, `write()`, `pwrite64()`: direct I/O
+            /// pins the buffer (GUP).
+            K_NR_READ = u64::MAX,
+            K_NR_PREAD64 = u64::MAX,
+            K_NR_WRITE = u64::MAX,
+            K_NR_PWRITE64 = u64::MAX,
             /// `enum vm_event_item` values, as seen by `count_memcg_events`.
             K_EV_PSWPIN = u64::MAX,
             K_EV_PSWPOUT = u64::MAX,

@@ -438,13 +438,20 @@ fn begin_fault(s: &mut TaskState, addr: u64, write: bool, gup_pages: Option<u32>
 /// MM_SWAPENTS of the task's own mm) inside a system call that faults
 /// pages in (GUP, [`crate::unmap::gup_range`]) and outside an exact
 /// do_swap_page(): traced as a fault from here to its PGFAULT count,
-/// which `mm_account_fault()` makes for GUP faults too. None otherwise.
+/// which `mm_account_fault()` makes for GUP faults too. `swapents`: the
+/// sign is MM_SWAPENTS (in direct I/O only it counts, and the fault's
+/// reads and kind, counted before it, go untold). None otherwise.
 #[inline(always)]
-fn gup_fault(t: u32) -> Option<*mut TaskState> {
+fn gup_fault(t: u32, swapents: bool) -> Option<*mut TaskState> {
     if crate::exact::fault_start().is_some() || !selected() {
         return None;
     }
-    let (start, len, write) = crate::unmap::gup_range()?;
+    let (start, len, write, io) = crate::unmap::gup_range()?;
+    // In a read() or write(), reads may be a tmpfs file's: only MM_SWAPENTS
+    // of the task's own mm tells a swap-in there.
+    if io && !swapents {
+        return None;
+    }
     let s = task_take(t, EMPTY)?;
     let pages = len >> (g(&K_PAGE_SHIFT) & 63);
     // SAFETY: this task's slot; only this task writes it here.
@@ -547,7 +554,7 @@ pub fn count_memcg_events / count_memcg_events_2 (ctx: RawTracePointContext) -> 
     // A GUP swap-in's first sign (7.x may count PSWPIN at I/O completion,
     // in whatever task runs then: only its major count tells there).
     if active.is_none() && (majfault || g(&K_READS_OUTSIDE) != 1) {
-        active = gup_fault(t);
+        active = gup_fault(t, false);
     }
     match (active, read) {
         (Some(s), Some(r)) => {
@@ -619,7 +626,7 @@ pub fn rss_stat / rss_stat_2 (ctx: RawTracePointContext) -> i32 {
     }
     if fault == FAULT_NONE && !in_reclaim {
         if mm == current_mm() {
-            if let Some(s) = gup_fault(pid_tgid as u32) {
+            if let Some(s) = gup_fault(pid_tgid as u32, true) {
                 // SAFETY: this task's slot.
                 unsafe { (*s).fault_mm = mm };
                 return 0;

@@ -153,12 +153,22 @@ const USER_TOP: u64 = 1 << 47;
 /// The system call that faults the current task's pages in without a user
 /// fault (GUP, `populate_vma_page_range()`), and its range: `madvise(addr,
 /// len, MADV_POPULATE_READ | _WRITE)`, `mlock(addr, len)`, `mlock2()`, and
-/// `mlockall()` over the whole address space. mlock faults a writable
-/// private mapping for write (FOLL_WRITE, to break COW). `(start, len,
-/// write)`.
+/// `mlockall()` over the whole address space; and the buffer of `read()`,
+/// `pread64()`, `write()`, `pwrite64()`, which direct I/O pins
+/// (`pin_user_pages_fast()`; a copy's kernel-mode fault is traced as a
+/// fault). mlock faults a writable private mapping for write (FOLL_WRITE,
+/// to break COW), and so does a read into its buffer. Only `io`, the
+/// direct-I/O calls, may read swap otherwise (a tmpfs file's pages).
+/// `(start, len, write, io)`.
 #[inline(always)]
-pub(crate) fn gup_range() -> Option<(u64, u64, bool)> {
+pub(crate) fn gup_range() -> Option<(u64, u64, bool, bool)> {
     let nr = saved_reg(g(&K_REGS_NR))?;
+    let reads = nr == g(&K_NR_READ) || nr == g(&K_NR_PREAD64);
+    if reads || nr == g(&K_NR_WRITE) || nr == g(&K_NR_PWRITE64) {
+        let buf = saved_reg(g(&K_REGS_ARG1))?;
+        let len = saved_reg(g(&K_REGS_ARG2))?;
+        return (len > 0).then_some((buf, len, reads, true));
+    }
     let write = if nr == g(&K_NR_MADVISE) {
         match saved_reg(g(&K_REGS_ARG2))? {
             MADV_POPULATE_READ => false,
@@ -166,7 +176,7 @@ pub(crate) fn gup_range() -> Option<(u64, u64, bool)> {
             _ => return None,
         }
     } else if nr == g(&K_NR_MLOCKALL) {
-        return Some((0, USER_TOP, true));
+        return Some((0, USER_TOP, true, false));
     } else if nr == g(&K_NR_MLOCK) || nr == g(&K_NR_MLOCK2) {
         true
     } else {
@@ -174,7 +184,7 @@ pub(crate) fn gup_range() -> Option<(u64, u64, bool)> {
     };
     let start = saved_reg(g(&K_REGS_ARG0))?;
     let len = saved_reg(g(&K_REGS_ARG1))?;
-    (len > 0).then_some((start, len, write))
+    (len > 0).then_some((start, len, write, false))
 }
 
 /// The system call that zaps the current task's swap entries, if it names

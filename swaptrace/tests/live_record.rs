@@ -1177,9 +1177,9 @@ fn zaps_name_their_range() {
 }
 
 /// Pages a system call faults in (GUP: `madvise(MADV_POPULATE_READ)`,
-/// `_WRITE`, `mlock()`) take no user fault: each is recorded as a swap
-/// fault of its own page, joined to its swap-out, with the call's kind
-/// (read, write), and none passes for a zap.
+/// `_WRITE`, `mlock()`, a direct-I/O `read()` into them) take no user
+/// fault: each is recorded as a swap fault of its own page, joined to its
+/// swap-out, with the call's kind (read, write), and none passes for a zap.
 #[test]
 #[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
 fn gup_swap_ins_are_recorded_at_their_pages() {
@@ -1188,6 +1188,17 @@ fn gup_swap_ins_are_recorded_at_their_pages() {
     let swap = lab::SwapFile::create(&dir, 256 << 20, None).expect("swap");
     let out = dir.join("gup.swt");
     let (bytes, mib) = (16usize << 20, 1usize << 20);
+    // 2 MiB of a file, read with O_DIRECT into 12..14 MiB.
+    let data = dir.join("direct");
+    std::fs::write(&data, vec![7u8; 2 * mib]).unwrap();
+    let direct = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&data)
+            .unwrap()
+    };
     let p = swapped_out_mapping(bytes);
     let mut rec = record_this_process(&out);
     // Faulted back and paged out again while recorded: the trace joins
@@ -1205,6 +1216,10 @@ fn gup_swap_ins_are_recorded_at_their_pages() {
         let l = p.add(8 * mib).cast();
         assert_eq!(libc::mlock(l, 4 * mib), 0, "mlock");
         assert_eq!(libc::munlock(l, 4 * mib), 0);
+        use std::os::fd::AsRawFd;
+        let d = p.add(12 * mib).cast();
+        let n = libc::read(direct.as_raw_fd(), d, 2 * mib);
+        assert_eq!(n, 2 * mib as isize, "O_DIRECT read");
     }
     // SAFETY: SIGINT ends the recording (it finalizes the trace).
     unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
@@ -1241,27 +1256,28 @@ fn gup_swap_ins_are_recorded_at_their_pages() {
             _ => {}
         }
     }
-    let quarter = n / 4;
-    let once = faults[..3 * quarter].iter().filter(|&&c| c == 1).count();
+    // Pages per MiB; 0..14 MiB faulted in, 14..16 MiB left.
+    let m = n / 16;
+    let once = faults[..14 * m].iter().filter(|&&c| c == 1).count();
     eprintln!(
-        "GUP faults: {once} of {} pages faulted once, {joined} joined, {} after 12 MiB, {zaps} zaps",
-        3 * quarter,
-        faults[3 * quarter..].iter().sum::<u32>()
+        "GUP faults: {once} of {} pages faulted once, {joined} joined, {} after 14 MiB, {zaps} zaps",
+        14 * m,
+        faults[14 * m..].iter().sum::<u32>()
     );
-    assert_eq!(once, 3 * quarter, "each populated or locked page once");
     assert_eq!(
-        joined,
-        3 * quarter,
-        "every GUP fault joined to its swap-out"
+        once,
+        14 * m,
+        "each populated, locked or read-into page once"
     );
-    assert!(faults[3 * quarter..].iter().all(|&c| c == 0));
+    assert_eq!(joined, 14 * m, "every GUP fault joined to its swap-out");
+    assert!(faults[14 * m..].iter().all(|&c| c == 0));
     assert!(
-        writes[..quarter].iter().all(|&w| !w),
+        writes[..4 * m].iter().all(|&w| !w),
         "MADV_POPULATE_READ reads"
     );
     assert!(
-        writes[quarter..3 * quarter].iter().all(|&w| w),
-        "_WRITE and mlock write"
+        writes[4 * m..14 * m].iter().all(|&w| w),
+        "_WRITE, mlock and a read() into the buffer write"
     );
     assert_eq!(zaps, 0, "a GUP swap-in recorded as a zap");
     drop(swap);

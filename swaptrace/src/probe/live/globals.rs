@@ -137,6 +137,10 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
         put(K_NR_MLOCK, Ok(libc::SYS_mlock as u64));
         put(K_NR_MLOCK2, Ok(libc::SYS_mlock2 as u64));
         put(K_NR_MLOCKALL, Ok(libc::SYS_mlockall as u64));
+        put(K_NR_READ, Ok(libc::SYS_read as u64));
+        put(K_NR_PREAD64, Ok(libc::SYS_pread64 as u64));
+        put(K_NR_WRITE, Ok(libc::SYS_write as u64));
+        put(K_NR_PWRITE64, Ok(libc::SYS_pwrite64 as u64));
     }
     put(K_EV_PSWPIN, ev("PSWPIN"));
     put(K_EV_PSWPOUT, ev("PSWPOUT"));
