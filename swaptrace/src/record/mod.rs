@@ -157,14 +157,12 @@ impl Recorder {
         self.forget_vmas(mm, from, from + len);
     }
 
-    /// Pages `[first, end)` of `mm` no longer hold swap entries (zapped,
-    /// unmapped, moved away). Page by page or through the slots, whichever
-    /// is shorter.
-    fn unswap(&mut self, mm: u32, first: u64, end: u64) {
-        // Only what the trace holds of the mm.
-        let shift = self.page_shift;
-        let (lo, hi) = self.held(mm, 0, u64::MAX);
-        let (first, end) = (first.max(lo >> shift), end.min(hi.div_ceil(1 << shift)));
+    /// Bytes `[start, end)` of `mm` no longer hold swap entries (zapped,
+    /// unmapped). Only what the trace holds of the mm, page by page or
+    /// through the slots, whichever is shorter.
+    fn unswap(&mut self, mm: u32, start: u64, end: u64) {
+        let (start, end) = self.held(mm, start, end);
+        let (first, end) = (start >> self.page_shift, end.div_ceil(1 << self.page_shift));
         if first >= end {
             return;
         }
@@ -192,13 +190,6 @@ impl Recorder {
 
     fn life(&self, mm: u32) -> u32 {
         self.lives.get(&mm).copied().unwrap_or(0)
-    }
-
-    /// The page's PTE holds its entry: swapped out in this life of its mm.
-    fn swapped_at(&self, mm: u32, page: u64) -> bool {
-        self.slots
-            .get(&(mm, page))
-            .is_some_and(|h| h.swapped && h.life == self.life(mm))
     }
 
     /// The swap-cache folio of `entry` freed: a page that a read fault
@@ -244,15 +235,19 @@ impl Recorder {
             Some(&(m, f, e, last)) if (m, f, e) == (mm, first, end) => last + 1,
             _ => first,
         };
-        // Page by page nearby; beyond, through the mm's slots.
+        // Swapped out in this life of the mm. Page by page nearby; beyond,
+        // through the mm's slots.
+        let life = self.life(mm);
+        let out = |h: &Held| h.swapped && h.life == life;
         let next = |lo: u64, hi: u64| {
             let near = hi.min(lo.saturating_add(GUP_SCAN));
-            (lo..near).find(|&p| self.swapped_at(mm, p)).or_else(|| {
+            let close = (lo..near).find(|&p| self.slots.get(&(mm, p)).is_some_and(out));
+            close.or_else(|| {
                 let far = self
                     .slots
-                    .keys()
-                    .filter(|&&(m, p)| m == mm && (near..hi).contains(&p) && self.swapped_at(m, p));
-                far.map(|&(_, p)| p).min()
+                    .iter()
+                    .filter(|&(&(m, p), h)| m == mm && (near..hi).contains(&p) && out(h));
+                far.map(|(&(_, p), _)| p).min()
             })
         };
         // Nothing left after the last one: a new call over the same range.
@@ -334,8 +329,7 @@ impl Recorder {
         }
         // The VMAs recorded there are gone, and their swap entries.
         (start < end).then(|| {
-            let shift = self.page_shift;
-            self.unswap(mm, start >> shift, end.div_ceil(1 << shift));
+            self.unswap(mm, start, end);
             self.forget_vmas(mm, start, end);
             Record::Unmapped { ts, mm, start, end }
         })
@@ -362,8 +356,7 @@ impl Recorder {
         }
         let (start, end) = self.held(mm, start, end);
         if start < end {
-            let shift = self.page_shift;
-            self.unswap(mm, start >> shift, end.div_ceil(1 << shift));
+            self.unswap(mm, start, end);
             out.push(Record::Zapped { ts, mm, start, end });
         }
     }
@@ -465,7 +458,8 @@ impl Recorder {
                         None => unknown = true,
                     }
                 }
-                let page = (addr >> self.page_shift) << self.page_shift;
+                let vpage = addr >> self.page_shift;
+                let page = vpage << self.page_shift;
                 self.spans(mm, page, page.saturating_add(1 << self.page_shift));
                 let entry = if ev.flags & exact::ENTRY != 0 {
                     // From do_swap_page(): the entry is the PTE's own.
@@ -476,7 +470,6 @@ impl Recorder {
                     // Joined. The slot stays: after a read fault the page keeps
                     // its entry, and a fault after a clean reclaim reads it again.
                     // Its PTE holds the entry no more.
-                    let vpage = addr >> self.page_shift;
                     match self.slots.get_mut(&(mm, vpage)) {
                         Some(h) => {
                             h.swapped = false;
@@ -488,12 +481,11 @@ impl Recorder {
                 let write = ev.flags & flag::WRITE != 0;
                 if mm != 0 && !unknown {
                     if ev.flags & exact::ENTRY != 0 {
-                        let vpage = addr >> self.page_shift;
                         if let Some(h) = self.slots.get_mut(&(mm, vpage)) {
                             h.swapped = false;
                         }
                     }
-                    self.kept(mm, addr >> self.page_shift, entry, write);
+                    self.kept(mm, vpage, entry, write);
                 }
                 let (zero_reads, zswap_loads) = if ev.flags & exact::ENTRY != 0 {
                     // Split by kind only where count_memcg_events saw the reads.
