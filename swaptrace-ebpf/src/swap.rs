@@ -666,17 +666,23 @@ fn zap(mm: u64) {
     let left = read_u64(mm, g(&K_MM_SWAPENTS_COUNT));
     if let Some(n) = left.map(|v| v as i64) {
         // Not lower than the last one seen: a swap-out in the owner's
-        // context (MADV_PAGEOUT, a page at a time), not a free.
+        // context (MADV_PAGEOUT, a page at a time), not a free. An exit
+        // only frees. Unseen before and outside a zapping call: a rise or a
+        // drop, so none is sent (the replay reads only zaps with a range).
+        let named = range.is_some() || exiting;
         match ZAP_LAST.get_ptr_mut(mm) {
             Some(p) => {
                 // SAFETY: this mm's value; a racing writer only repeats a zap.
                 let prev = unsafe { core::mem::replace(&mut *p, n) };
-                if n >= prev && range.is_none() {
+                if n >= prev && !named {
                     return;
                 }
             }
             None => {
                 let _ = ZAP_LAST.insert(mm, n, 0);
+                if !named {
+                    return;
+                }
             }
         }
     }
