@@ -405,6 +405,9 @@ pub mod exact2 {
     pub const GUP: u8 = 1 << 2;
 }
 
+/// The event ring's size unless `record --ring-size` sets it.
+pub const RING_BYTES: u32 = 16 << 20;
+
 /// The largest folio order the kernel swaps out whole: a PMD folio of
 /// 64 KiB pages (arm64), 2^13 pages.
 pub const MAX_FOLIO_ORDER: u32 = 13;

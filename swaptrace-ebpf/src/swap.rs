@@ -46,7 +46,7 @@ pub(crate) const BPF_RB_NO_WAKEUP: u64 = 1;
 pub(crate) const BPF_RB_FORCE_WAKEUP: u64 = 2;
 
 #[map]
-pub(crate) static EVENTS: RingBuf = RingBuf::with_byte_size(16 << 20, 0);
+pub(crate) static EVENTS: RingBuf = RingBuf::with_byte_size(swaptrace_common::RING_BYTES, 0);
 
 /// Per-task state in an array indexed by the low bits of the tid, tagged
 /// with the whole tid: the verifier inlines an array lookup, where a hash

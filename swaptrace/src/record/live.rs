@@ -382,8 +382,10 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
                     Ok(g) => g,
                     Err(source) => { failure = Some(RecordError::Io { what: "ring buffer poll".into(), source }); break; }
                 };
-                drain(guard.get_inner_mut(), &mut rec, &mut out);
-                guard.clear_ready();
+                // Still ready after a full batch: the select comes back.
+                if !drain(guard.get_inner_mut(), &mut rec, &mut out) {
+                    guard.clear_ready();
+                }
                 if let Err(e) = write_all(&mut writer, &mut out) { failure = Some(e); break; }
             }
             status = wait_child(&mut child) => {
@@ -401,7 +403,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
                 }
             }
             _ = tick.tick() => {
-                drain(fd.get_mut(), &mut rec, &mut out);
+                let _ = drain(fd.get_mut(), &mut rec, &mut out);
                 if let Err(e) = write_all(&mut writer, &mut out) { failure = Some(e); break; }
                 if let Err(e) = writer.tick() { failure = Some(e.into()); break; }
                 samples.tick(monotonic_ns());
@@ -423,7 +425,17 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         }
     }
     lab::journal::done(child_entry);
-    drain(fd.get_mut(), &mut rec, &mut out);
+    // What the ring holds now, not what the host sends while it is read.
+    let ring = opts.ring_bytes.unwrap_or(swaptrace_common::RING_BYTES) as usize;
+    for _ in 0..ring / (RAW_EVENT_SIZE * DRAIN_BATCH) + 1 {
+        let more = drain(fd.get_mut(), &mut rec, &mut out);
+        if let Err(e) = write_all(&mut writer, &mut out) {
+            failure = failure.or(Some(e));
+        }
+        if !more {
+            break;
+        }
+    }
     if let Some(w) = swaps.as_mut() {
         let from = out.len();
         w.poll(monotonic_ns(), &mut out);
@@ -622,12 +634,22 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
     }
 }
 
+/// Events [`drain`] takes at most before it returns: where the probes
+/// send as fast as the recorder ingests, the ring is never empty, and the
+/// loop must still write what it has, sample, and stop when asked.
+const DRAIN_BATCH: usize = 1 << 16;
+
+/// Ingests up to [`DRAIN_BATCH`] events from the ring; true if it stopped
+/// there (more may wait).
 pub(super) fn drain(
     ring: &mut aya::maps::RingBuf<aya::maps::MapData>,
     rec: &mut Recorder,
     out: &mut Vec<Record>,
-) {
-    while let Some(item) = ring.next() {
+) -> bool {
+    for _ in 0..DRAIN_BATCH {
+        let Some(item) = ring.next() else {
+            return false;
+        };
         if item.len() < RAW_EVENT_SIZE {
             continue;
         }
@@ -644,6 +666,7 @@ pub(super) fn drain(
         }
         rec.ingest(&ev, out);
     }
+    true
 }
 
 fn write_all(w: &mut TraceWriter, out: &mut Vec<Record>) -> Result<(), RecordError> {

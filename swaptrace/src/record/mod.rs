@@ -8,6 +8,7 @@ mod demo;
 mod live;
 mod metrics_server;
 pub mod prometheus;
+mod swapped;
 #[cfg(feature = "live")]
 mod swapwatch;
 #[cfg(feature = "live")]
@@ -68,13 +69,16 @@ pub struct Recorder {
     lives: HashMap<u32, u32, Mix>,
     /// tid -> its last GUP fault: (mm, range's first page, end, the page).
     gup: HashMap<u32, (u32, u64, u64, u64)>,
+    /// The pages of [`Recorder::slots`] swapped out in their mm's life,
+    /// by region.
+    swapped: swapped::Regions,
     pub summary: Summary,
 }
 
 type Mix = BuildHasherDefault<MixHasher>;
 
 /// A page's last recorded swap entry.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Held {
     entry: SwapEntry,
     /// Its PTE holds the entry (swapped out, not faulted, zapped or
@@ -83,10 +87,6 @@ struct Held {
     swapped: bool,
     life: u32,
 }
-
-/// Pages a GUP fault's search looks up one by one; further on, it goes
-/// through the mm's swapped-out pages instead.
-const GUP_SCAN: u64 = 1 << 16;
 
 /// How long after a move's start a swap-out may still name the old VMA.
 /// The move is sent as `mremap()` begins; until it has moved the page tables
@@ -147,38 +147,45 @@ impl Recorder {
     /// there records the moved VMA's bounds.
     fn moved(&mut self, mm: u32, from: u64, to: u64, len: u64) {
         let shift = self.page_shift;
-        pages::move_range(
+        let (from_p, to_p) = (from >> shift, to >> shift);
+        let life = self.life(mm);
+        let out = |h: &Held| h.swapped && h.life == life;
+        let taken = pages::take_range(
             &mut self.slots,
             mm,
-            from >> shift,
-            to >> shift,
-            len >> shift,
+            from_p,
+            from_p.saturating_add(len >> shift),
         );
+        for (p, h) in &taken {
+            if out(h) {
+                self.swapped.remove(mm, *p);
+            }
+        }
+        for (p, h) in taken {
+            let q = p - from_p + to_p;
+            if self.slots.insert((mm, q), h).is_some_and(|o| out(&o)) {
+                self.swapped.remove(mm, q);
+            }
+            if out(&h) {
+                self.swapped.add(mm, q);
+            }
+        }
         self.forget_vmas(mm, from, from + len);
     }
 
     /// Bytes `[start, end)` of `mm` no longer hold swap entries (zapped,
-    /// unmapped). Only what the trace holds of the mm, page by page or
-    /// through the slots, whichever is shorter.
+    /// unmapped). Only the regions that hold swapped-out pages are visited.
     fn unswap(&mut self, mm: u32, start: u64, end: u64) {
         let (start, end) = self.held(mm, start, end);
         let (first, end) = (start >> self.page_shift, end.div_ceil(1 << self.page_shift));
-        if first >= end {
-            return;
-        }
-        if end - first <= self.slots.len() as u64 {
-            for p in first..end {
-                if let Some(h) = self.slots.get_mut(&(mm, p)) {
+        let life = self.life(mm);
+        let spans: Vec<_> = self.swapped.spans(mm, first, end).collect();
+        for p in spans.into_iter().flat_map(|(a, b)| a..b) {
+            if let Some(h) = self.slots.get_mut(&(mm, p)) {
+                if h.swapped && h.life == life {
                     h.swapped = false;
+                    self.swapped.remove(mm, p);
                 }
-            }
-        } else {
-            for (_, h) in self
-                .slots
-                .iter_mut()
-                .filter(|((m, p), _)| *m == mm && (first..end).contains(p))
-            {
-                h.swapped = false;
             }
         }
     }
@@ -186,6 +193,7 @@ impl Recorder {
     /// `mm` exited (`exit_mmap()`): nothing it held is swapped out.
     fn exited(&mut self, mm: u32) {
         *self.lives.entry(mm).or_default() += 1;
+        self.swapped.clear(mm);
     }
 
     fn life(&self, mm: u32) -> u32 {
@@ -201,7 +209,11 @@ impl Recorder {
         }
         for e in entry.folio(nr.max(1) as u64) {
             if let Some(page) = self.kept.remove(&e) {
+                let life = self.lives.get(&page.0).copied().unwrap_or(0);
                 if let Some(h) = self.slots.get_mut(&page).filter(|h| h.entry == e) {
+                    if !h.swapped && h.life == life {
+                        self.swapped.add(page.0, page.1);
+                    }
                     h.swapped = true;
                 }
             }
@@ -235,20 +247,12 @@ impl Recorder {
             Some(&(m, f, e, last)) if (m, f, e) == (mm, first, end) => last + 1,
             _ => first,
         };
-        // Swapped out in this life of the mm. Page by page nearby; beyond,
-        // through the mm's slots.
+        // Swapped out in this life of the mm, region by region.
         let life = self.life(mm);
         let out = |h: &Held| h.swapped && h.life == life;
         let next = |lo: u64, hi: u64| {
-            let near = hi.min(lo.saturating_add(GUP_SCAN));
-            let close = (lo..near).find(|&p| self.slots.get(&(mm, p)).is_some_and(out));
-            close.or_else(|| {
-                let far = self
-                    .slots
-                    .iter()
-                    .filter(|&(&(m, p), h)| m == mm && (near..hi).contains(&p) && out(h));
-                far.map(|(&(_, p), _)| p).min()
-            })
+            let mut pages = self.swapped.spans(mm, lo, hi).flat_map(|(a, b)| a..b);
+            pages.find(|&p| self.slots.get(&(mm, p)).is_some_and(out))
         };
         // Nothing left after the last one: a new call over the same range.
         let page = next(from.max(first), end).or_else(|| next(first, from.min(end)))?;
@@ -411,7 +415,11 @@ impl Recorder {
                             swapped: true,
                             life,
                         };
-                        self.slots.insert((mm, vpage + i as u64), held);
+                        let p = vpage + i as u64;
+                        let old = self.slots.insert((mm, p), held);
+                        if !old.is_some_and(|h| h.swapped && h.life == life) {
+                            self.swapped.add(mm, p);
+                        }
                         // The slot is this page's now, no kept page's.
                         if !self.kept.is_empty() {
                             self.kept.remove(&e);
@@ -460,6 +468,7 @@ impl Recorder {
                 }
                 let vpage = addr >> self.page_shift;
                 let page = vpage << self.page_shift;
+                let life = self.life(mm);
                 self.spans(mm, page, page.saturating_add(1 << self.page_shift));
                 let entry = if ev.flags & exact::ENTRY != 0 {
                     // From do_swap_page(): the entry is the PTE's own.
@@ -472,6 +481,9 @@ impl Recorder {
                     // Its PTE holds the entry no more.
                     match self.slots.get_mut(&(mm, vpage)) {
                         Some(h) => {
+                            if h.swapped && h.life == life {
+                                self.swapped.remove(mm, vpage);
+                            }
                             h.swapped = false;
                             Some(h.entry)
                         }
@@ -482,6 +494,9 @@ impl Recorder {
                 if mm != 0 && !unknown {
                     if ev.flags & exact::ENTRY != 0 {
                         if let Some(h) = self.slots.get_mut(&(mm, vpage)) {
+                            if h.swapped && h.life == life {
+                                self.swapped.remove(mm, vpage);
+                            }
                             h.swapped = false;
                         }
                     }

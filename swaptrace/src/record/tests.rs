@@ -542,3 +542,111 @@ fn gup_faults_take_the_swapped_out_pages_of_their_range_in_order() {
     assert_eq!(gup(&mut r, &mut out, 0, 8), Some((0, 100)));
     assert_eq!(gup(&mut r, &mut out, 0, 8), None);
 }
+
+/// The per-region counts of swapped-out pages stay what the slots hold
+/// (swapped, in the mm's life) through random swap-outs, faults (user and
+/// GUP), zaps, unmaps, moves, clean re-swaps and exits of two address
+/// spaces over several regions; and a GUP fault takes the first such page
+/// of its range, as a search of every slot would.
+#[test]
+fn swapped_regions_count_what_the_slots_hold() {
+    const BASE: u64 = 0x7f00_0000_0000;
+    const PAGES: u64 = 3000;
+    let mms = [0xffff_8880_0000_1000u64, 0xffff_8880_0000_2000];
+    let mut r = Recorder::new(4096);
+    let mut out = Vec::new();
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rnd = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut offset = 0u64;
+    for step in 0..20_000 {
+        let mm = mms[rnd(2) as usize];
+        let page = rnd(PAGES);
+        let mut e = ev(kind::SWAP_OUT);
+        e.mm = mm;
+        e.addr = BASE + page * 4096;
+        let mut gup = None;
+        match rnd(100) {
+            0..40 => {
+                offset += 1;
+                e.entry = (1u64 << 58) | offset;
+                e.flags = flag::OUT_IO;
+            }
+            40..70 => {
+                e.kind = kind::SWAP_FAULT;
+                e.flags = if rnd(2) == 0 { flag::WRITE } else { 0 };
+            }
+            70..80 => {
+                let pages = 1 + rnd(1200) as u32;
+                e.kind = kind::SWAP_FAULT;
+                e.flags2 = exact2::GUP;
+                e.zero = pages as u16;
+                e.zswap = (pages >> 16) as u16;
+                let first = (BASE >> 12) + page;
+                gup = Some((first, first + u64::from(pages)));
+            }
+            80..85 => {
+                e.kind = kind::ZAP;
+                e.nr = zap_range::MADVISE;
+                e.aux = 1 + rnd(1500) as u32;
+            }
+            85..89 => {
+                e.kind = kind::UNMAPPED;
+                e.entry = (1 + rnd(1500)) * 4096;
+                e.nr = (rnd(2) as u32) * UNMAPPED_CLEARED;
+            }
+            89..92 => {
+                e.kind = kind::MOVED;
+                e.entry = e.addr;
+                e.addr = BASE + rnd(PAGES) * 4096;
+                e.nr = 1 + rnd(1000) as u32;
+            }
+            92..99 => {
+                e.kind = kind::OUT_FREED;
+                e.entry = (1u64 << 58) | (1 + rnd(offset.max(1)));
+                e.nr = 1;
+            }
+            _ => {
+                e.kind = kind::ZAP;
+                e.flags = flag::EXITING;
+            }
+        }
+        // What a search of every slot finds for a GUP fault.
+        let id = r.mms.get(&mm).copied();
+        let swapped = |r: &Recorder, m: u32, p: u64| {
+            r.slots
+                .get(&(m, p))
+                .is_some_and(|h| h.swapped && h.life == r.life(m))
+        };
+        let want = gup.and_then(|(first, end)| {
+            let m = id?;
+            let from = match r.gup.get(&10) {
+                Some(&(gm, f, e, last)) if (gm, f, e) == (m, first, end) => last + 1,
+                _ => first,
+            };
+            let find = |lo: u64, hi: u64| (lo..hi).find(|&p| swapped(&r, m, p));
+            find(from.max(first), end).or_else(|| find(first, from.min(end)))
+        });
+        out.clear();
+        r.ingest(&e, &mut out);
+        if let Some((first, end)) = gup {
+            let got = out.iter().find_map(|o| match o {
+                Record::SwapFault { addr, entry, .. } => Some(entry.map(|_| addr >> 12)),
+                _ => None,
+            });
+            assert_eq!(got.flatten(), want, "step {step}: GUP over {first}..{end}");
+        }
+        let mut brute = BTreeMap::new();
+        for (&(m, p), h) in &r.slots {
+            if h.swapped && h.life == r.life(m) {
+                *brute.entry((m, p >> 9)).or_insert(0u32) += 1;
+            }
+        }
+        assert_eq!(r.swapped.counts(), &brute, "step {step}: {e:?}");
+    }
+    assert!(offset > 5000 && r.swapped.counts().len() > 2);
+}

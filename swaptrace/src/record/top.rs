@@ -257,14 +257,15 @@ async fn top_async(opts: &TopOptions, mut show: impl FnMut(&Interval)) -> Result
                     Ok(g) => g,
                     Err(source) => return Err(RecordError::Io { what: "ring buffer poll".into(), source }),
                 };
-                drain(guard.get_inner_mut(), &mut rec, &mut out);
-                guard.clear_ready();
+                if !drain(guard.get_inner_mut(), &mut rec, &mut out) {
+                    guard.clear_ready();
+                }
                 for r in out.drain(..) { cur.add(&r); }
             }
             _ = sigint.recv() => break,
             _ = sigterm.recv() => break,
             _ = tick.tick() => {
-                drain(fd.get_mut(), &mut rec, &mut out);
+                let _ = drain(fd.get_mut(), &mut rec, &mut out);
                 for r in out.drain(..) { cur.add(&r); }
                 let now_vm = VmStat::read().ok();
                 if let (Some(a), Some(b)) = (&vm, &now_vm) {
