@@ -254,6 +254,12 @@ impl Model<'_> {
     /// A dirty page's slot is gone.
     fn freed(&mut self, entry: SwapEntry) {
         let Some(mut s) = self.slots.get(&entry) else {
+            // A folio the model holds no slot for (read ahead by the kernel
+            // alone, or its range unmapped since): where the kernel held
+            // pages beyond the model's, one of those went.
+            if self.debt < 0 {
+                self.debt += 1;
+            }
             return;
         };
         if self.claim_writeback(entry, &mut s) {

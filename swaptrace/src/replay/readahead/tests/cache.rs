@@ -225,6 +225,31 @@ fn reads_below_the_kernel_s_keep_pages_the_kernel_freed() {
     assert_eq!(run_with(9, false), (1, 1, 0));
 }
 
+/// The kernel read 9 pages where `fixed:8` reads 8: one page of room here.
+/// The kernel then frees a folio the model holds no slot for (its extra
+/// page, or one of a range unmapped since): memory is even again, so the
+/// page it frees next goes here too and its fault reads. Where memory was
+/// even already, such a free gives no room.
+#[test]
+fn a_free_of_a_folio_the_model_never_held_evens_memory_out() {
+    let run_with = |kernel_read: u32, unknown_free: bool| {
+        let mut records = on_disk(8);
+        records.push(fault(20, 0x1000, 0, kernel_read));
+        if unknown_free {
+            records.push(freed(21, 300));
+        }
+        records.push(freed(22, 1));
+        records.push(fault(23, 0x1001, 1, 1));
+        let m = replay_of(&records, true, "fixed:8");
+        (m.pgmajfault, m.swap_ra_hit, m.pollution)
+    };
+    assert_eq!(run_with(9, false), (1, 1, 0));
+    assert_eq!(run_with(9, true), (2, 0, 1));
+    assert_eq!(run_with(8, true), (2, 0, 1));
+    // Two pages of room: the unknown free takes one, slot 1 keeps the other.
+    assert_eq!(run_with(10, true), (1, 1, 0));
+}
+
 /// Below the kernel's memory (it read 20 pages where `fixed:4` reads 4),
 /// the kernel drops pages 0 and 1, mapped and clean, after their faults.
 /// The replay unmaps them too: the next miss in their block reads both
