@@ -117,6 +117,8 @@ pub mod names {
     pub const VMA: &str = "vma";
     /// A range whose swap entries `madvise()` freed (made by userspace).
     pub const ZAPPED: &str = "zapped";
+    /// Swap reads of `madvise(MADV_WILLNEED)` (made by userspace).
+    pub const WILLNEED: &str = "will_need";
     /// Events the probe could not deliver (made by userspace).
     pub const LOST: &str = "lost";
 }
@@ -403,6 +405,9 @@ pub mod exact2 {
     /// `addr` is the call's range start, `zero | zswap << 16` its length
     /// in pages (saturated). GUP faults its range in ascending order.
     pub const GUP: u8 = 1 << 2;
+    /// SWAP_READ inside `madvise(MADV_WILLNEED)`: `mm` the task's, `addr`
+    /// the call's range start, `entry` its length in bytes.
+    pub const WILLNEED: u8 = 1 << 3;
 }
 
 /// The event ring's size unless `record --ring-size` sets it.

@@ -685,6 +685,7 @@ fn fault_read() {
         let mut ev = event(kind::SWAP_READ, unsafe { bpf_ktime_get_ns() });
         ev.nr = 1;
         ev.aux = read_kind::UNKNOWN;
+        crate::swap::willneed(&mut ev);
         emit(ev);
     }
 }

@@ -578,6 +578,7 @@ pub fn count_memcg_events / count_memcg_events_2 (ctx: RawTracePointContext) -> 
                 let mut ev = event(kind::SWAP_READ, unsafe { bpf_ktime_get_ns() });
                 ev.nr = val as u32;
                 ev.aux = r;
+                willneed(&mut ev);
                 emit(ev);
             }
         }
@@ -639,6 +640,18 @@ pub fn rss_stat / rss_stat_2 (ctx: RawTracePointContext) -> i32 {
 }
 
 const PF_EXITING: u64 = 0x4;
+
+/// A swap read outside faults inside `madvise(MADV_WILLNEED)`: the call's
+/// range and address space go with it ([`exact2::WILLNEED`]).
+#[inline(always)]
+pub(crate) fn willneed(ev: &mut Ev) {
+    if let Some((start, len)) = crate::unmap::willneed_range() {
+        ev.flags2 |= swaptrace_common::exact2::WILLNEED;
+        ev.mm = current_mm();
+        ev.addr = start;
+        ev.entry = len;
+    }
+}
 
 /// MM_SWAPENTS changing outside a fault and reclaim, in the task that owns
 /// the mm or in an exiting one (whose `mm` is already cleared when

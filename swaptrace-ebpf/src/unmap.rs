@@ -148,6 +148,8 @@ const MADV_DONTNEED_LOCKED: u64 = 24;
 
 const MADV_POPULATE_READ: u64 = 22;
 const MADV_POPULATE_WRITE: u64 = 23;
+/// Reads the range's swap entries into the swap cache.
+const MADV_WILLNEED: u64 = 3;
 const USER_TOP: u64 = 1 << 47;
 
 /// The system call that faults the current task's pages in without a user
@@ -185,6 +187,20 @@ pub(crate) fn gup_range() -> Option<(u64, u64, bool, bool)> {
     let start = saved_reg(g(&K_REGS_ARG0))?;
     let len = saved_reg(g(&K_REGS_ARG1))?;
     (len > 0).then_some((start, len, write, false))
+}
+
+/// Inside `madvise(addr, len, MADV_WILLNEED)`: `(addr, len)`. Its swap
+/// reads are the range's swap PTEs not in the swap cache, in ascending
+/// order (`swapin_walk_pmd_entry()`).
+#[inline(always)]
+pub(crate) fn willneed_range() -> Option<(u64, u64)> {
+    if saved_reg(g(&K_REGS_NR))? != g(&K_NR_MADVISE) || saved_reg(g(&K_REGS_ARG2))? != MADV_WILLNEED
+    {
+        return None;
+    }
+    let start = saved_reg(g(&K_REGS_ARG0))?;
+    let len = saved_reg(g(&K_REGS_ARG1))?;
+    (len > 0).then_some((start, len))
 }
 
 /// The system call that zaps the current task's swap entries, if it names

@@ -1284,6 +1284,82 @@ fn gup_swap_ins_are_recorded_at_their_pages() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `swaptrace workload --willneed 16` in a 64 MiB cgroup: each run of 16
+/// pages read into the swap cache by `madvise(MADV_WILLNEED)` before it is
+/// read. Those reads are recorded with the call's range (`will_need`),
+/// the records read what the kernel read, and the replay of the kernel's
+/// own policy reads and faults as it did.
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn willneed_reads_are_recorded_and_replayed() {
+    let _lock = live("willneed_reads_are_recorded_and_replayed");
+    let dir = scratch();
+    let out = dir.join("willneed.swt");
+    let r = run_demo(
+        std::path::Path::new(EXE),
+        &DemoOptions {
+            command: None,
+            workload: WorkloadSpec {
+                size_bytes: 128 << 20,
+                pattern: Pattern::ShuffledBlocks { block_pages: 16 },
+                passes: 1,
+                seed: 3,
+                willneed: 16,
+                ..WorkloadSpec::default()
+            },
+            limit_bytes: 64 << 20,
+            swap_bytes: 512 << 20,
+            swap_dir: dir.clone(),
+            output: out.clone(),
+            loop_device: false,
+            progress: false,
+        },
+    )
+    .expect("recording");
+    assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
+    let t = read_trace(&out).unwrap();
+    let (mut willneed, mut ranges) = (0u64, std::collections::BTreeSet::new());
+    for rec in &t.records {
+        if let Record::WillNeed { start, end, nr, .. } = *rec {
+            willneed += u64::from(nr);
+            ranges.insert(end - start);
+        }
+    }
+    let kernel = |c: &str| r.vmstat_delta.get(c).copied().unwrap_or(0).max(0) as u64;
+    let read = kernel("pswpin") + kernel("swpin_zero") + kernel("zswpin");
+    let recorded = r.summary.pages_read();
+    eprintln!(
+        "kernel read {read} pages; records {recorded}, {willneed} of them by MADV_WILLNEED \
+         (range lengths {ranges:?}); pgmajfault {}",
+        kernel("pgmajfault")
+    );
+    assert!(willneed * 2 > read, "most reads are the calls'");
+    assert_eq!(recorded, read);
+    // Runs of 16 pages, the last one cut by the end of the memory.
+    assert!(ranges.contains(&(16 * 4096)) && ranges.iter().all(|&l| l <= 16 * 4096));
+    let replay = std::process::Command::new(EXE)
+        .args(["replay", "--policy", "cluster,vma", "--json"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(replay.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&replay.stdout).unwrap();
+    let own = j["kernel_policy"].as_str().unwrap();
+    // In the order asked for.
+    let m = &j["policies"][(own == "vma") as usize]["metrics"];
+    // Within 2%; the major faults, a few dozen (the pages the calls did not
+    // read), within a run of 16 pages.
+    for (c, slack) in [("pswpin", 0), ("pgmajfault", 16)] {
+        let (got, want) = (m[c].as_u64().unwrap(), kernel(c));
+        eprintln!("{own} {c}: replayed {got}, kernel {want}");
+        assert!(
+            got.abs_diff(want) <= (want / 50).max(slack),
+            "{c}: {got} against {want}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A private anonymous mapping of `bytes` in this process, every page
 /// written (not zero, so the swap-out writes it) and paged out; the caller
 /// unmaps it.

@@ -57,6 +57,11 @@ pub struct Shape {
     /// kernel's GUP, no user fault); one mapping only; 0 = none.
     #[arg(long, default_value_t = 0)]
     pub populate: u32,
+    /// The read passes read each aligned run of N pages into the swap cache
+    /// first with one madvise(MADV_WILLNEED) (no fault, no readahead); one
+    /// mapping only; 0 = none.
+    #[arg(long, default_value_t = 0)]
+    pub willneed: u32,
 }
 
 impl Shape {
@@ -75,6 +80,7 @@ impl Shape {
             huge: self.huge,
             purge: self.purge,
             populate: self.populate,
+            willneed: self.willneed,
             ..spec
         }
     }

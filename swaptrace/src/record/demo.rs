@@ -85,6 +85,9 @@ pub fn workload_command(exe: &Path, w: &WorkloadSpec) -> Vec<String> {
     if w.populate > 0 {
         cmd.extend(["--populate".into(), w.populate.to_string()]);
     }
+    if w.willneed > 0 {
+        cmd.extend(["--willneed".into(), w.willneed.to_string()]);
+    }
     cmd
 }
 
@@ -280,6 +283,13 @@ mod tests {
                 "populate",
                 WorkloadSpec {
                     populate: 16,
+                    ..base.clone()
+                },
+            ),
+            (
+                "willneed",
+                WorkloadSpec {
+                    willneed: 16,
                     ..base.clone()
                 },
             ),

@@ -526,17 +526,31 @@ impl Recorder {
                     write,
                 })
             }
-            kind::SWAP_READ => Some(Record::SwapRead {
-                ts,
-                tid,
-                how: match ev.aux {
+            kind::SWAP_READ => {
+                let how = match ev.aux {
                     read_kind::IO => ReadKind::Io,
                     read_kind::ZERO => ReadKind::Zero,
                     read_kind::ZSWAP => ReadKind::Zswap,
                     _ => ReadKind::Unknown,
-                },
-                nr: ev.nr,
-            }),
+                };
+                let mm = self.mm(ev.mm, ev.pid, out);
+                let nr = ev.nr;
+                Some(match ev.addr.checked_add(ev.entry) {
+                    Some(end) if ev.flags2 & exact2::WILLNEED != 0 && mm != 0 => {
+                        let start = ev.addr;
+                        Record::WillNeed {
+                            ts,
+                            tid,
+                            mm,
+                            start,
+                            end,
+                            how,
+                            nr,
+                        }
+                    }
+                    _ => Record::SwapRead { ts, tid, how, nr },
+                })
+            }
             kind::ZSWAP_WRITEBACK => Some(Record::ZswapWriteback {
                 ts,
                 tid,

@@ -650,3 +650,44 @@ fn swapped_regions_count_what_the_slots_hold() {
     }
     assert!(offset > 5000 && r.swapped.counts().len() > 2);
 }
+
+/// A swap read inside `madvise(MADV_WILLNEED)` becomes a will_need record
+/// with the call's range and address space; one outside stays a swap_read.
+#[test]
+fn willneed_reads_carry_their_call_s_range() {
+    let mut r = Recorder::new(4096);
+    let mut out = Vec::new();
+    let mut e = ev(kind::SWAP_READ);
+    e.nr = 1;
+    e.aux = read_kind::ZERO;
+    r.ingest(&e, &mut out);
+    e.flags2 = exact2::WILLNEED;
+    e.mm = 0xffff_8880_0000_1000;
+    e.addr = 0x7f00_0000_0000;
+    e.entry = 0x20_0000;
+    r.ingest(&e, &mut out);
+    let reads: Vec<_> = out
+        .iter()
+        .filter(|o| matches!(o, Record::SwapRead { .. } | Record::WillNeed { .. }))
+        .collect();
+    assert_eq!(
+        reads,
+        [
+            &Record::SwapRead {
+                ts: 0,
+                tid: 10,
+                how: ReadKind::Zero,
+                nr: 1
+            },
+            &Record::WillNeed {
+                ts: 0,
+                tid: 10,
+                mm: 1,
+                start: 0x7f00_0000_0000,
+                end: 0x7f00_0020_0000,
+                how: ReadKind::Zero,
+                nr: 1
+            }
+        ]
+    );
+}

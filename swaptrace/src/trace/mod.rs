@@ -346,6 +346,19 @@ pub enum Record {
         to: u64,
         len: u64,
     },
+    /// `madvise(MADV_WILLNEED)` of `[start, end)` of address space `mm`
+    /// read `nr` pages (`how`) into the swap cache: the next swap PTEs of
+    /// the range whose folio was not cached, one `read_swap_cache_async()`
+    /// each (`swapin_walk_pmd_entry()`), none mapped.
+    WillNeed {
+        ts: u64,
+        tid: u32,
+        mm: u32,
+        start: u64,
+        end: u64,
+        how: ReadKind,
+        nr: u32,
+    },
     /// Events the probe could not deliver (ring buffer full), per record kind.
     Lost { ts: u64, what: String, count: u64 },
     /// A VMA of address space `mm`, `[start, end)`, as a swap-out first saw
@@ -404,6 +417,7 @@ impl Record {
             Record::Unmapped { .. } => names::UNMAPPED,
             Record::Zapped { .. } => names::ZAPPED,
             Record::Moved { .. } => names::MOVED,
+            Record::WillNeed { .. } => names::WILLNEED,
             Record::Lost { .. } => names::LOST,
             Record::Vma { .. } => names::VMA,
         }

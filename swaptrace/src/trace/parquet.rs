@@ -623,6 +623,24 @@ fn row(r: &Record) -> Row<'_> {
             offset: w(entry.offset),
             ..Row::default()
         },
+        Record::WillNeed {
+            ts,
+            tid,
+            mm,
+            start,
+            end,
+            how,
+            nr,
+        } => Row {
+            ts: w(*ts),
+            tid: n(*tid),
+            mm: n(*mm),
+            vaddr: w(*start),
+            addr: w(*end),
+            how: Some(read_kind(*how)),
+            nr: n(*nr),
+            ..Row::default()
+        },
     }
 }
 

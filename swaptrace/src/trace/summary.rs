@@ -111,7 +111,7 @@ impl Summary {
                         *pages_read as u64 + *zero_reads as u64 + *zswap_loads as u64;
                 }
             }
-            Record::SwapRead { how, nr, .. } => {
+            Record::SwapRead { how, nr, .. } | Record::WillNeed { how, nr, .. } => {
                 let n = *nr as u64;
                 match how {
                     ReadKind::Io => self.other_reads_io += n,

@@ -160,8 +160,17 @@ fn one_of_each() -> Vec<Record> {
             to: 0x7e00_0000_0000,
             len: 0x8_0000,
         },
+        Record::WillNeed {
+            ts: 0,
+            tid: 4,
+            mm: 1,
+            start: 0x7f00_0000_0000,
+            end: 0x7f00_0010_0000,
+            how: ReadKind::Zero,
+            nr: 1,
+        },
     ];
-    let mut seen = [false; 23];
+    let mut seen = [false; 24];
     for r in &all {
         let i = match r {
             Record::Task { .. } => 0,
@@ -187,6 +196,7 @@ fn one_of_each() -> Vec<Record> {
             Record::Isolated { .. } => 20,
             Record::Moved { .. } => 21,
             Record::Zapped { .. } => 22,
+            Record::WillNeed { .. } => 23,
         };
         seen[i] = true;
     }

@@ -35,6 +35,8 @@ pub enum WorkloadError {
     Mremap(#[source] io::Error),
     #[error("madvise(MADV_POPULATE_READ): {0}")]
     Populate(io::Error),
+    #[error("madvise(MADV_WILLNEED): {0}")]
+    WillNeed(io::Error),
     #[error("madvise(MADV_PAGEOUT): {0}")]
     Pageout(#[source] io::Error),
     #[error("madvise(MADV_HUGEPAGE): {0}")]
@@ -211,6 +213,12 @@ pub struct WorkloadSpec {
     /// no user fault. One mapping only (`regions` 1).
     #[serde(default)]
     pub populate: u32,
+    /// The read passes read each aligned run of N pages into the swap
+    /// cache first, with one `madvise(MADV_WILLNEED)` as its first page
+    /// comes (0: none): the kernel reads the run's swap entries alone, no
+    /// readahead, and the faults find them cached. One mapping only.
+    #[serde(default)]
+    pub willneed: u32,
 }
 
 fn one() -> u32 {
@@ -243,6 +251,7 @@ impl Default for WorkloadSpec {
             huge: false,
             purge: 0,
             populate: 0,
+            willneed: 0,
         }
     }
 }
@@ -686,8 +695,9 @@ fn purge(spec: &WorkloadSpec, map: &Regions, pages: u64, ps: usize) -> Result<()
     Ok(())
 }
 
-/// [`WorkloadSpec::populate`]: at the first page of an aligned run, the
-/// run faulted in by one call.
+/// [`WorkloadSpec::populate`] and [`WorkloadSpec::willneed`]: at the
+/// first page of an aligned run, the run faulted in, or read into the
+/// swap cache, by one call.
 fn populate(
     spec: &WorkloadSpec,
     map: &Regions,
@@ -695,15 +705,24 @@ fn populate(
     pages: u64,
     ps: usize,
 ) -> Result<(), WorkloadError> {
-    let n = u64::from(spec.populate);
-    if n < 2 || !p.is_multiple_of(n) || map.maps.len() != 1 {
-        return Ok(());
-    }
-    let len = n.min(pages - p) as usize * ps;
-    // SAFETY: `len` bytes from page `p` lie inside our one mapping.
-    let r = unsafe { libc::madvise(map.page(p).cast(), len, libc::MADV_POPULATE_READ) };
-    if r != 0 {
-        return Err(WorkloadError::Populate(io::Error::last_os_error()));
+    let calls = [
+        (
+            spec.populate,
+            libc::MADV_POPULATE_READ,
+            WorkloadError::Populate as fn(_) -> _,
+        ),
+        (spec.willneed, libc::MADV_WILLNEED, WorkloadError::WillNeed),
+    ];
+    for (n, advice, error) in calls {
+        let n = u64::from(n);
+        if n < 2 || !p.is_multiple_of(n) || map.maps.len() != 1 {
+            continue;
+        }
+        let len = n.min(pages - p) as usize * ps;
+        // SAFETY: `len` bytes from page `p` lie inside our one mapping.
+        if unsafe { libc::madvise(map.page(p).cast(), len, advice) } != 0 {
+            return Err(error(io::Error::last_os_error()));
+        }
     }
     Ok(())
 }

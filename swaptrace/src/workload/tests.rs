@@ -207,20 +207,24 @@ fn purged_pages_read_back_zero() {
     assert!(!WorkloadSpec::default().purged(0));
 }
 
-/// Runs faulted in by madvise(MADV_POPULATE_READ) read back intact, in
-/// any order, and a run cut by the end of the memory too.
+/// Runs faulted in by madvise(MADV_POPULATE_READ), or read ahead by
+/// madvise(MADV_WILLNEED), read back intact, in any order, and a run cut
+/// by the end of the memory too.
 #[test]
 fn populated_runs_read_back() {
     for order in [ReadOrder::Address, ReadOrder::Random] {
-        let r = run(&WorkloadSpec {
-            size_bytes: (1 << 20) + 3 * 4096,
-            populate: 16,
-            passes: 2,
-            read_order: order,
-            ..WorkloadSpec::default()
-        })
-        .unwrap();
-        assert_eq!(r.touched, r.pages);
+        for (populate, willneed) in [(16, 0), (0, 16)] {
+            let r = run(&WorkloadSpec {
+                size_bytes: (1 << 20) + 3 * 4096,
+                populate,
+                willneed,
+                passes: 2,
+                read_order: order,
+                ..WorkloadSpec::default()
+            })
+            .unwrap();
+            assert_eq!(r.touched, r.pages);
+        }
     }
 }
 

@@ -52,6 +52,9 @@ struct Model<'a> {
     /// Slots the next fault's own reclaim filled ([`Event::Out`]'s
     /// `in_fault`): free until its first allocation.
     fault_reclaimed: Vec<SwapEntry>,
+    /// The last `madvise(MADV_WILLNEED)` read: (tid, mm, range), and the
+    /// page its walk goes on from ([`Model::willneed`]).
+    willneed: ((u32, u32, u64, u64), u64),
 }
 
 /// How far ahead the replay loop prefetches events' slots and PTE leaves,
@@ -101,6 +104,7 @@ impl Model<'_> {
             | Event::Unmapped { .. }
             | Event::Zapped { .. }
             | Event::Moved { .. }
+            | Event::WillNeed { .. }
             | Event::Writeback { .. }
             | Event::Paid { .. } => {}
             Event::Rewritten { entry, .. } | Event::Isolated { entry, .. } => {
@@ -494,6 +498,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
         fault_ra: Vec::new(),
         ra_horizon: 0,
         fault_reclaimed: Vec::new(),
+        willneed: ((0, 0, 0, 0), 0),
         lists: Lists::default(),
         n_active: 0,
         resident: 0,
@@ -619,6 +624,14 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
                 model.moved(mm, from, to, len);
                 policy.on_move(mm, from, to, len);
             }
+            Event::WillNeed {
+                ts,
+                tid,
+                mm,
+                start,
+                end,
+                read,
+            } => model.willneed(ts, (tid, mm, start, end), read),
         }
         i += 1;
     }

@@ -99,6 +99,16 @@ pub enum Event {
         to: u64,
         len: u64,
     },
+    /// `madvise(MADV_WILLNEED)` of pages `[start, end)` of `mm` read `read`
+    /// pages into the swap cache ([`Record::WillNeed`]).
+    WillNeed {
+        ts: u64,
+        tid: u32,
+        mm: u32,
+        start: u64,
+        end: u64,
+        read: u32,
+    },
 }
 
 impl Event {
@@ -116,7 +126,8 @@ impl Event {
             | Event::Vma { ts, .. }
             | Event::Unmapped { ts, .. }
             | Event::Zapped { ts, .. }
-            | Event::Moved { ts, .. } => *ts,
+            | Event::Moved { ts, .. }
+            | Event::WillNeed { ts, .. } => *ts,
         }
     }
 }
@@ -563,6 +574,22 @@ impl InputBuilder {
                     _ => Event::Zapped { ts, mm, start, end },
                 })
             }
+            Record::WillNeed {
+                ts,
+                tid,
+                mm,
+                start,
+                end,
+                nr,
+                ..
+            } if end > start => out.push(Event::WillNeed {
+                ts,
+                tid,
+                mm,
+                start: start >> self.shift,
+                end: ((end - 1) >> self.shift) + 1,
+                read: nr,
+            }),
             Record::Moved {
                 ts,
                 mm,

@@ -97,6 +97,26 @@ impl PageTable {
     }
 
     /// The keys of all leaves, sorted: by address space, then address.
+    /// The first page of `[from, end)` of `mm` in a leaf the table has:
+    /// leaf by leaf, or through the leaves where the range spans more.
+    pub(super) fn next_leaf(&self, mm: u32, from: u64, end: u64) -> Option<u64> {
+        if end.saturating_sub(from) / PMD_PAGES <= self.leaves.len() as u64 {
+            let mut p = from;
+            while p < end {
+                if self.leaves.contains_key(&leaf_key(mm, p)) {
+                    return Some(p);
+                }
+                p = (p / PMD_PAGES + 1) * PMD_PAGES;
+            }
+            return None;
+        }
+        let starts = self.leaves.keys().map(|&k| leaf_start(k));
+        starts
+            .filter(|&(m, s)| m == mm && s.saturating_add(PMD_PAGES) > from && s < end)
+            .map(|(_, s)| s.max(from))
+            .min()
+    }
+
     pub(super) fn leaf_keys(&self) -> Vec<u64> {
         let mut keys: Vec<u64> = self.leaves.keys().copied().collect();
         keys.sort_unstable();

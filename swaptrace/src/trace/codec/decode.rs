@@ -232,16 +232,29 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
             let ts = c.delta(&mut st.ts)?;
             let tid = c.u32()?;
             let nh = c.var()?;
-            let how = match nh & 3 {
-                0 => ReadKind::Io,
-                1 => ReadKind::Zero,
-                2 => ReadKind::Zswap,
-                _ => ReadKind::Unknown,
-            };
             Record::SwapRead {
                 ts,
                 tid,
-                how,
+                how: read_kind(nh),
+                nr: narrow::<u32>(nh >> 2, "nr too large")?,
+            }
+        }
+        K_WILLNEED => {
+            let ts = c.delta(&mut st.willneed_ts)?;
+            let tid = c.u32()?;
+            let mm = c.u32()?;
+            let start = c.var()?;
+            let end = start
+                .checked_add(c.var()?)
+                .ok_or(Bad::Field("range ends past 2^64"))?;
+            let nh = c.var()?;
+            Record::WillNeed {
+                ts,
+                tid,
+                mm,
+                start,
+                end,
+                how: read_kind(nh),
                 nr: narrow::<u32>(nh >> 2, "nr too large")?,
             }
         }
@@ -458,4 +471,14 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
         _ => return Ok(None),
     };
     Ok(Some(rec))
+}
+
+/// A read's kind from the two low bits of its count.
+fn read_kind(nh: u64) -> ReadKind {
+    match nh & 3 {
+        0 => ReadKind::Io,
+        1 => ReadKind::Zero,
+        2 => ReadKind::Zswap,
+        _ => ReadKind::Unknown,
+    }
 }

@@ -31,6 +31,7 @@ const K_MOVED: u8 = 22;
 const K_OUT_FREED_FOLIO: u8 = 23;
 /// A range `madvise()` zapped (older readers skip it).
 const K_ZAPPED: u8 = 24;
+const K_WILLNEED: u8 = 25;
 
 const PAGE_SHIFT: u32 = 12;
 
@@ -50,6 +51,7 @@ pub struct DeltaState {
     moved_ts: u64,
     folio_ts: u64,
     folio_off: u64,
+    willneed_ts: u64,
 }
 
 fn put(buf: &mut Vec<u8>, mut v: u64) {
@@ -174,14 +176,25 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
         Record::SwapRead { ts, tid, how, nr } => {
             put_delta(&mut b, &mut st.ts, *ts);
             put(&mut b, *tid as u64);
-            let how = match how {
-                ReadKind::Io => 0,
-                ReadKind::Zero => 1,
-                ReadKind::Zswap => 2,
-                ReadKind::Unknown => 3,
-            };
-            put(&mut b, ((*nr as u64) << 2) | how);
+            put(&mut b, ((*nr as u64) << 2) | read_bits(*how));
             K_SWAP_READ
+        }
+        Record::WillNeed {
+            ts,
+            tid,
+            mm,
+            start,
+            end,
+            how,
+            nr,
+        } => {
+            put_delta(&mut b, &mut st.willneed_ts, *ts);
+            put(&mut b, *tid as u64);
+            put(&mut b, *mm as u64);
+            put(&mut b, *start);
+            put(&mut b, end.wrapping_sub(*start));
+            put(&mut b, ((*nr as u64) << 2) | read_bits(*how));
+            K_WILLNEED
         }
         Record::Reclaim {
             ts,
@@ -409,3 +422,13 @@ pub use decode::{decode_records, decode_records_into};
 
 #[cfg(test)]
 mod tests;
+
+/// A read's kind in the two low bits of its count.
+fn read_bits(how: ReadKind) -> u64 {
+    match how {
+        ReadKind::Io => 0,
+        ReadKind::Zero => 1,
+        ReadKind::Zswap => 2,
+        ReadKind::Unknown => 3,
+    }
+}

@@ -188,6 +188,15 @@ pub(crate) fn samples() -> Vec<Record> {
             to: 0x7e00_0000_0000,
             len: 0x10_0000,
         },
+        Record::WillNeed {
+            ts: 1_000_600,
+            tid: 4,
+            mm: 1,
+            start: 0x7f00_0000_0000,
+            end: 0x7f00_0010_0000,
+            how: ReadKind::Zswap,
+            nr: 2,
+        },
     ]
 }
 
@@ -290,7 +299,7 @@ fn zap_swap_ents_round_trip_at_the_extremes() {
 /// decodes of the rest must be what was written (their Δ chains are
 /// their own). Dropping their bytes from the chunk is what it sees.
 #[test]
-/// Isolated, moved and large-folio out_freed records have delta chains of
+/// Isolated, moved, will_need and large-folio out_freed records have delta chains of
 /// their own: a reader that skips them (older than they are) decodes the
 /// rest alike.
 fn a_reader_that_skips_newer_kinds_decodes_the_rest() {
@@ -327,12 +336,24 @@ fn a_reader_that_skips_newer_kinds_decodes_the_rest() {
             to: 0x7e00_0000_0000,
             len: 0x10_0000,
         },
+        Record::WillNeed {
+            ts: 170,
+            tid: 4,
+            mm: 1,
+            start: 0x7f00_0000_0000,
+            end: 0x7f00_0010_0000,
+            how: ReadKind::Io,
+            nr: 1,
+        },
         zap(Some(4)),
     ];
     let newer = |r: &Record| {
         matches!(
             r,
-            Record::Isolated { .. } | Record::Moved { .. } | Record::OutFreed { nr: 2.., .. }
+            Record::Isolated { .. }
+                | Record::Moved { .. }
+                | Record::OutFreed { nr: 2.., .. }
+                | Record::WillNeed { .. }
         )
     };
     let (mut all, mut older) = (Vec::new(), Vec::new());

@@ -4,6 +4,7 @@
 
 use super::Model;
 use crate::replay::readahead::input::Store;
+use crate::replay::readahead::pages::PMD_PAGES;
 use crate::replay::readahead::policy::{FaultCtx, Policy};
 use crate::replay::readahead::space::{pack, Cache, SwapView};
 use crate::trace::SwapEntry;
@@ -133,6 +134,55 @@ impl Model<'_> {
         }
         self.map(f.entry, dirty);
         self.count_reads(ra, &read, io);
+    }
+
+    /// `madvise(MADV_WILLNEED)` (`swapin_walk_pmd_entry()`) read `read`
+    /// pages: the next swap PTEs of the call's range whose slot is not in
+    /// the swap cache, in ascending order, each alone
+    /// (`read_swap_cache_async()`: no readahead, not marked as read ahead),
+    /// and mapped none. The walk goes on from the call's last read (from
+    /// the range's start for a new call: `call` is (tid, mm, start, end)).
+    pub(super) fn willneed(&mut self, ts: u64, call: (u32, u32, u64, u64), read: u32) {
+        let (_, mm, start, end) = call;
+        let mut p = match self.willneed {
+            (c, next) if c == call => next,
+            _ => start,
+        };
+        let mut io = std::mem::take(&mut self.io);
+        io.clear();
+        let mut reads = Reads::default();
+        let mut n = 0;
+        while n < read {
+            let Some(q) = self.pages.next_leaf(mm, p, end) else {
+                p = end;
+                break;
+            };
+            p = q;
+            let leaf_end = end.min((q / PMD_PAGES + 1) * PMD_PAGES);
+            while p < leaf_end && n < read {
+                if let Some(e) = self.pages.get(&(mm, p)) {
+                    if let Some(mut s) = self.slots.slot_mut(&e).filter(|s| !s.resident()) {
+                        let gen = self.lists.push(false, pack(e));
+                        s.set(Cache::Unused {
+                            ra: false,
+                            ts,
+                            gen,
+                            kept: false,
+                        });
+                        reads.add(s.store(), e, &mut io);
+                        self.resident += 1;
+                        n += 1;
+                    }
+                }
+                p += 1;
+            }
+        }
+        self.willneed = (call, p);
+        self.count_reads(0, &reads, io);
+        if self.input.frees {
+            self.debt += i64::from(n) - i64::from(read);
+        }
+        self.evict(0);
     }
 
     /// The counters of one miss's reads: `ra` pages read ahead, the zero

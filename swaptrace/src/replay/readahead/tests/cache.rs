@@ -250,6 +250,39 @@ fn a_free_of_a_folio_the_model_never_held_evens_memory_out() {
     assert_eq!(run_with(10, true), (1, 1, 0));
 }
 
+/// `madvise(MADV_WILLNEED)` of pages 0x1000-0x1007 (slots 0-7 on disk,
+/// page 0x1001 faulted in): each read takes the next page of the range
+/// not in memory, in order (0x1000, 0x1002, 0x1003), alone; a new call
+/// starts over (0x1005). Their faults then find them in the swap cache:
+/// minor, and no readahead hit.
+#[test]
+fn willneed_reads_the_range_s_next_pages_into_the_swap_cache() {
+    let willneed = |ts: u64, tid: u32| Record::WillNeed {
+        ts,
+        tid,
+        mm: 1,
+        start: 0x1000 << 12,
+        end: 0x1008 << 12,
+        how: crate::trace::ReadKind::Io,
+        nr: 1,
+    };
+    let mut records = on_disk(8);
+    records.push(fault(20, 0x1001, 1, 1));
+    records.extend([willneed(21, 5), willneed(22, 5), willneed(23, 5)]);
+    records.push(fault(30, 0x1002, 2, 0));
+    records.push(fault(31, 0x1004, 4, 1));
+    let m = replay_of(&records, true, "fixed:1");
+    assert_eq!(
+        (m.pgmajfault, m.pswpin, m.swap_ra, m.swap_ra_hit),
+        (2, 5, 0, 0)
+    );
+    records.push(willneed(40, 6));
+    records.push(fault(41, 0x1005, 5, 0));
+    records.push(fault(42, 0x1000, 0, 0));
+    let m = replay_of(&records, true, "fixed:1");
+    assert_eq!((m.faults, m.pgmajfault, m.pswpin), (5, 2, 6));
+}
+
 /// Below the kernel's memory (it read 20 pages where `fixed:4` reads 4),
 /// the kernel drops pages 0 and 1, mapped and clean, after their faults.
 /// The replay unmaps them too: the next miss in their block reads both
