@@ -274,7 +274,7 @@ impl Model<'_> {
             s.cache,
             Cache::Unused { .. } | Cache::Mapped { dirty: false, .. }
         ) {
-            if !s.cache.resident() {
+            if !s.cache.resident() && self.input.pressure {
                 // The kernel's page, never this model's: memory evens out.
                 self.debt += 1;
             }
@@ -449,7 +449,7 @@ impl Model<'_> {
                 }
             }
         }
-        if self.input.frees {
+        if self.input.pressure {
             let read = self.m.pswpin + self.m.zswpin + self.m.swpin_zero - reads_before;
             self.debt += read as i64 - kernel_read as i64;
             if read > u64::from(kernel_read) {
@@ -583,7 +583,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
             Event::WrittenBack { .. } => {}
             Event::Rewritten { entry, .. } => model.rewritten(entry),
             Event::Isolated { entry, .. } => model.isolated(entry),
-            Event::Paid { .. } if model.input.frees => model.evict(1),
+            Event::Paid { .. } if model.input.pressure => model.evict(1),
             Event::Paid { .. } => {}
             Event::Fault {
                 ts,

@@ -210,10 +210,13 @@ pub struct ReplayInput {
     /// What plain `cluster`/`vma` do at swapoff: the recording kernel's way.
     pub swapoff_mode: SwapoffMode,
     /// The trace tells when the kernel freed swap-cache folios
-    /// ([`Event::Freed`]) and recorded direct or memcg reclaim (memory was
-    /// full): the model's memory follows the kernel's. Without reclaim, as
-    /// with MADV_PAGEOUT, the model's own LRU keeps it.
+    /// ([`Event::Freed`]): written folios stay in the model's swap cache
+    /// until then, as MADV_PAGEOUT's do without any reclaim.
     pub frees: bool,
+    /// And it recorded direct or memcg reclaim (memory was full): the
+    /// model's memory follows the kernel's ([`Model::debt`]). Without, its
+    /// own LRU keeps it.
+    pub pressure: bool,
     /// Reclaim keeps a page read ahead from zswap (dirty, never mapped):
     /// [`crate::trace::Header::keeps_unmapped_dirty`].
     pub keeps_unmapped_dirty: bool,
@@ -239,11 +242,7 @@ impl ReplayInput {
     }
 
     pub fn from_trace(t: &Loaded, memory_pages: usize) -> Result<ReplayInput, ReplayError> {
-        let reclaimed = t
-            .records
-            .iter()
-            .any(|r| matches!(r, Record::Reclaim { begin: true, .. }));
-        let mut b = InputBuilder::for_header(&t.header, reclaimed);
+        let mut b = InputBuilder::for_header(&t.header);
         for r in &t.records {
             b.add(r);
         }
@@ -332,17 +331,16 @@ impl InputBuilder {
         }
     }
 
-    /// A builder for a trace of header `h`, where a reclaim was recorded
-    /// (`reclaimed`) or not: what the recording tells of the swap cache.
-    pub(super) fn for_header(h: &Header, reclaimed: bool) -> InputBuilder {
+    /// A builder for a trace of header `h`: what the recording tells of
+    /// the swap cache.
+    pub(super) fn for_header(h: &Header) -> InputBuilder {
         InputBuilder::new(h.page_size)
-            .out_freed(h.records_out_freed() && reclaimed)
+            .out_freed(h.records_out_freed())
             .stored_frees(h.records_stored_frees())
     }
 
     /// Device-written folios stay in the swap cache until their
-    /// [`Record::OutFreed`] (the trace recorded them, and reclaim: `on`;
-    /// without reclaim, as with MADV_PAGEOUT, the replay keeps its own LRU).
+    /// [`Record::OutFreed`] (the trace recorded them: `on`).
     pub fn out_freed(mut self, on: bool) -> InputBuilder {
         self.out_freed = on;
         self
@@ -365,11 +363,6 @@ impl InputBuilder {
     /// Whether a fault with a known entry was added.
     pub(super) fn has_faults(&self) -> bool {
         self.faults > 0
-    }
-
-    /// Whether a direct or memcg reclaim began in the records so far.
-    pub(super) fn reclaimed(&self) -> bool {
-        self.reclaimed
     }
 
     /// Swap-outs and faults naming each device (`SlotTable` sizing).
@@ -686,7 +679,8 @@ impl InputBuilder {
             unknown_swapoffs,
             bad_records: self.bad_records,
             swapoff_mode: SwapoffMode::LookupStats,
-            frees: self.out_freed && self.reclaimed,
+            frees: self.out_freed,
+            pressure: self.out_freed && self.reclaimed,
             keeps_unmapped_dirty: false,
             isolation_clears_readahead: false,
             synchronous: Vec::new(),
@@ -713,7 +707,8 @@ impl InputBuilder {
             unknown_swapoffs,
             bad_records: self.bad_records,
             swapoff_mode: SwapoffMode::LookupStats,
-            frees: self.out_freed && self.reclaimed,
+            frees: self.out_freed,
+            pressure: self.out_freed && self.reclaimed,
             keeps_unmapped_dirty: false,
             isolation_clears_readahead: false,
             synchronous: Vec::new(),

@@ -46,7 +46,7 @@ pub(super) struct Plan {
 
 fn plan(mut s: TraceStream, progress: &mut dyn FnMut(&TraceStream)) -> (Plan, StreamEnd) {
     let h = s.header();
-    let mut builder = InputBuilder::for_header(h, true);
+    let mut builder = InputBuilder::for_header(h);
     let mut scratch = Vec::new();
     let mut mins = Vec::new();
     let mut costs = FaultCosts::default();
@@ -102,7 +102,7 @@ pub(super) struct Sorter<'a> {
 impl<'a> Sorter<'a> {
     pub(super) fn new(header: &Header, plan: &'a Plan) -> Sorter<'a> {
         Sorter {
-            builder: InputBuilder::for_header(header, plan.builder.reclaimed()),
+            builder: InputBuilder::for_header(header),
             pending: Vec::new(),
             swapoffs: &plan.swapoffs,
             next_swapoff: 0,

@@ -119,7 +119,7 @@ impl Model<'_> {
             });
             // In memory now: its PTE (if swapped) stays a swap entry until faulted.
             read.add(s.store(), e, &mut io);
-            if self.input.frees {
+            if self.input.pressure {
                 self.fault_ra.push(e);
             }
             ra += 1;
@@ -179,7 +179,7 @@ impl Model<'_> {
         }
         self.willneed = (call, p);
         self.count_reads(0, &reads, io);
-        if self.input.frees {
+        if self.input.pressure {
             self.debt += i64::from(n) - i64::from(read);
         }
         self.evict(0);

@@ -130,6 +130,25 @@ fn a_written_folio_serves_faults_until_the_kernel_frees_it() {
     assert_eq!((m.pgmajfault, m.pswpin), (2, 2));
 }
 
+/// Without any reclaim recorded (MADV_PAGEOUT alone), a written folio
+/// still stays in the swap cache until its recorded free: the fault on
+/// page A finds it, page B's (freed first) reads. Memory follows the
+/// model's own LRU: the kernel reading 8 pages where `fixed:1` reads 1
+/// leaves no room to keep B.
+#[test]
+fn written_folios_wait_for_their_free_without_reclaim_too() {
+    let records = [
+        out(1, 0x1000, 0),
+        out(2, 0x1001, 1),
+        fault(3, 0x1002, 2, 8),
+        freed(4, 1),
+        fault(5, 0x1000, 0, 0),
+        fault(6, 0x1001, 1, 1),
+    ];
+    let m = replay_of(&records, true, "fixed:1");
+    assert_eq!((m.faults, m.pgmajfault, m.pswpin), (3, 2, 2));
+}
+
 /// A fault on slot 0 reads the window of 8 (slots 0-7). The kernel then
 /// frees slot 1's readahead folio unused: the fault on it reads the
 /// window again, where only slot 1 is not cached (9 pages, 1 polluting).
