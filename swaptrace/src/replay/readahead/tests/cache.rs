@@ -222,51 +222,32 @@ fn reads_beyond_the_kernel_s_reclaim_the_oldest_pages() {
 /// 8 more here, so a page the kernel then frees (slot 1, read ahead) stays,
 /// and its fault is a readahead hit. With the kernel's 8, it goes. With 9,
 /// one of which the kernel freed before (slot 100, never this model's),
-/// memory is even again, and it goes too.
+/// memory is even again, and it goes too; so where the freed one is a folio
+/// the model holds no slot for (300: the kernel's extra page, or one of a
+/// range unmapped since). Where memory was even already, such a free gives
+/// no room; with 10, slot 1 keeps the other page of room.
 #[test]
 fn reads_below_the_kernel_s_keep_pages_the_kernel_freed() {
-    let run_with = |kernel_read: u32, kernel_had_100: bool| {
+    let run_with = |kernel_read: u32, freed_first: Option<u64>| {
         let mut records = on_disk(8);
         records.push(out(17, 0x1100, 100));
         records.push(freed(18, 100));
         records.push(fault(20, 0x1000, 0, kernel_read));
-        if kernel_had_100 {
-            records.push(freed(21, 100));
+        if let Some(slot) = freed_first {
+            records.push(freed(21, slot));
         }
         records.push(freed(22, 1));
         records.push(fault(23, 0x1001, 1, 1));
         let m = replay_of(&records, true, "fixed:8");
         (m.pgmajfault, m.swap_ra_hit, m.pollution)
     };
-    assert_eq!(run_with(16, false), (1, 1, 0));
-    assert_eq!(run_with(8, false), (2, 0, 1));
-    assert_eq!(run_with(9, true), (2, 0, 1));
-    assert_eq!(run_with(9, false), (1, 1, 0));
-}
-
-/// The kernel read 9 pages where `fixed:8` reads 8: one page of room here.
-/// The kernel then frees a folio the model holds no slot for (its extra
-/// page, or one of a range unmapped since): memory is even again, so the
-/// page it frees next goes here too and its fault reads. Where memory was
-/// even already, such a free gives no room.
-#[test]
-fn a_free_of_a_folio_the_model_never_held_evens_memory_out() {
-    let run_with = |kernel_read: u32, unknown_free: bool| {
-        let mut records = on_disk(8);
-        records.push(fault(20, 0x1000, 0, kernel_read));
-        if unknown_free {
-            records.push(freed(21, 300));
-        }
-        records.push(freed(22, 1));
-        records.push(fault(23, 0x1001, 1, 1));
-        let m = replay_of(&records, true, "fixed:8");
-        (m.pgmajfault, m.swap_ra_hit, m.pollution)
-    };
-    assert_eq!(run_with(9, false), (1, 1, 0));
-    assert_eq!(run_with(9, true), (2, 0, 1));
-    assert_eq!(run_with(8, true), (2, 0, 1));
-    // Two pages of room: the unknown free takes one, slot 1 keeps the other.
-    assert_eq!(run_with(10, true), (1, 1, 0));
+    assert_eq!(run_with(16, None), (1, 1, 0));
+    assert_eq!(run_with(8, None), (2, 0, 1));
+    assert_eq!(run_with(9, Some(100)), (2, 0, 1));
+    assert_eq!(run_with(9, None), (1, 1, 0));
+    assert_eq!(run_with(9, Some(300)), (2, 0, 1));
+    assert_eq!(run_with(8, Some(300)), (2, 0, 1));
+    assert_eq!(run_with(10, Some(300)), (1, 1, 0));
 }
 
 /// `madvise(MADV_WILLNEED)` of pages 0x1000-0x1007 (slots 0-7 on disk,
