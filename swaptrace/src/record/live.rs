@@ -1,6 +1,7 @@
 //! `swaptrace record`: attach, drain the ring buffer with tokio, write the
 //! trace, and always finalize it.
 
+use super::ring::{drain, drains_for};
 use super::Recorder;
 use crate::lab::{self, VmStat};
 use crate::probe::{self, KernelFacts, LiveError, Probe, ProbeConfig};
@@ -9,9 +10,7 @@ use crate::trace::{
 };
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use swaptrace_common::{
-    kind, names, FreeBatchEvent, RawEvent, FREE_BATCH_EVENT_SIZE, RAW_EVENT_SIZE,
-};
+use swaptrace_common::names;
 use tokio::io::unix::AsyncFd;
 
 #[derive(Debug, thiserror::Error)]
@@ -427,7 +426,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     lab::journal::done(child_entry);
     // What the ring holds now, not what the host sends while it is read.
     let ring = opts.ring_bytes.unwrap_or(swaptrace_common::RING_BYTES) as usize;
-    for _ in 0..ring / (RAW_EVENT_SIZE * DRAIN_BATCH) + 1 {
+    for _ in 0..drains_for(ring) {
         let more = drain(fd.get_mut(), &mut rec, &mut out);
         if let Err(e) = write_all(&mut writer, &mut out) {
             failure = failure.or(Some(e));
@@ -632,41 +631,6 @@ async fn sleep_until(deadline: Option<tokio::time::Instant>) {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
     }
-}
-
-/// Events [`drain`] takes at most before it returns: where the probes
-/// send as fast as the recorder ingests, the ring is never empty, and the
-/// loop must still write what it has, sample, and stop when asked.
-const DRAIN_BATCH: usize = 1 << 16;
-
-/// Ingests up to [`DRAIN_BATCH`] events from the ring; true if it stopped
-/// there (more may wait).
-pub(super) fn drain(
-    ring: &mut aya::maps::RingBuf<aya::maps::MapData>,
-    rec: &mut Recorder,
-    out: &mut Vec<Record>,
-) -> bool {
-    for _ in 0..DRAIN_BATCH {
-        let Some(item) = ring.next() else {
-            return false;
-        };
-        if item.len() < RAW_EVENT_SIZE {
-            continue;
-        }
-        // SAFETY: RawEvent is repr(C) plain data of RAW_EVENT_SIZE bytes;
-        // read_unaligned copies it out of the ring.
-        let ev: RawEvent = unsafe { std::ptr::read_unaligned(item.as_ptr().cast()) };
-        if ev.kind == kind::FREE_BATCH {
-            if item.len() >= FREE_BATCH_EVENT_SIZE {
-                // SAFETY: as above, for the larger FreeBatchEvent.
-                let fb: FreeBatchEvent = unsafe { std::ptr::read_unaligned(item.as_ptr().cast()) };
-                rec.ingest_free(&fb, out);
-            }
-            continue;
-        }
-        rec.ingest(&ev, out);
-    }
-    true
 }
 
 fn write_all(w: &mut TraceWriter, out: &mut Vec<Record>) -> Result<(), RecordError> {

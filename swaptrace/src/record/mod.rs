@@ -8,6 +8,8 @@ mod demo;
 mod live;
 mod metrics_server;
 pub mod prometheus;
+#[cfg(feature = "live")]
+mod ring;
 mod swapped;
 #[cfg(feature = "live")]
 mod swapwatch;
@@ -88,6 +90,13 @@ struct Held {
     life: u32,
 }
 
+impl Held {
+    /// Swapped out in its mm's life `life` (the current one).
+    fn out(&self, life: u32) -> bool {
+        self.swapped && self.life == life
+    }
+}
+
 /// How long after a move's start a swap-out may still name the old VMA.
 /// The move is sent as `mremap()` begins; until it has moved the page tables
 /// and unmapped the old VMA, reclaim may find that VMA on the anon_vma and
@@ -149,7 +158,6 @@ impl Recorder {
         let shift = self.page_shift;
         let (from_p, to_p) = (from >> shift, to >> shift);
         let life = self.life(mm);
-        let out = |h: &Held| h.swapped && h.life == life;
         let taken = pages::take_range(
             &mut self.slots,
             mm,
@@ -157,16 +165,16 @@ impl Recorder {
             from_p.saturating_add(len >> shift),
         );
         for (p, h) in &taken {
-            if out(h) {
+            if h.out(life) {
                 self.swapped.remove(mm, *p);
             }
         }
         for (p, h) in taken {
             let q = p - from_p + to_p;
-            if self.slots.insert((mm, q), h).is_some_and(|o| out(&o)) {
+            if self.slots.insert((mm, q), h).is_some_and(|o| o.out(life)) {
                 self.swapped.remove(mm, q);
             }
-            if out(&h) {
+            if h.out(life) {
                 self.swapped.add(mm, q);
             }
         }
@@ -181,13 +189,19 @@ impl Recorder {
         let life = self.life(mm);
         let spans: Vec<_> = self.swapped.spans(mm, first, end).collect();
         for p in spans.into_iter().flat_map(|(a, b)| a..b) {
-            if let Some(h) = self.slots.get_mut(&(mm, p)) {
-                if h.swapped && h.life == life {
-                    h.swapped = false;
-                    self.swapped.remove(mm, p);
-                }
-            }
+            self.mapped(mm, p, life);
         }
+    }
+
+    /// Page `page` of `mm` holds its swap entry no more (faulted, zapped,
+    /// unmapped): the entry it was joined to, if any.
+    fn mapped(&mut self, mm: u32, page: u64, life: u32) -> Option<SwapEntry> {
+        let h = self.slots.get_mut(&(mm, page))?;
+        if h.out(life) {
+            self.swapped.remove(mm, page);
+        }
+        h.swapped = false;
+        Some(h.entry)
     }
 
     /// `mm` exited (`exit_mmap()`): nothing it held is swapped out.
@@ -209,12 +223,13 @@ impl Recorder {
         }
         for e in entry.folio(nr.max(1) as u64) {
             if let Some(page) = self.kept.remove(&e) {
-                let life = self.lives.get(&page.0).copied().unwrap_or(0);
+                let life = self.life(page.0);
                 if let Some(h) = self.slots.get_mut(&page).filter(|h| h.entry == e) {
-                    if !h.swapped && h.life == life {
+                    let was = h.out(life);
+                    h.swapped = true;
+                    if !was && h.out(life) {
                         self.swapped.add(page.0, page.1);
                     }
-                    h.swapped = true;
                 }
             }
         }
@@ -249,10 +264,9 @@ impl Recorder {
         };
         // Swapped out in this life of the mm, region by region.
         let life = self.life(mm);
-        let out = |h: &Held| h.swapped && h.life == life;
         let next = |lo: u64, hi: u64| {
             let mut pages = self.swapped.spans(mm, lo, hi).flat_map(|(a, b)| a..b);
-            pages.find(|&p| self.slots.get(&(mm, p)).is_some_and(out))
+            pages.find(|&p| self.slots.get(&(mm, p)).is_some_and(|h| h.out(life)))
         };
         // Nothing left after the last one: a new call over the same range.
         let page = next(from.max(first), end).or_else(|| next(first, from.min(end)))?;
@@ -417,7 +431,7 @@ impl Recorder {
                         };
                         let p = vpage + i as u64;
                         let old = self.slots.insert((mm, p), held);
-                        if !old.is_some_and(|h| h.swapped && h.life == life) {
+                        if !old.is_some_and(|h| h.out(life)) {
                             self.swapped.add(mm, p);
                         }
                         // The slot is this page's now, no kept page's.
@@ -470,36 +484,24 @@ impl Recorder {
                 let page = vpage << self.page_shift;
                 let life = self.life(mm);
                 self.spans(mm, page, page.saturating_add(1 << self.page_shift));
+                // The slot stays: after a read fault the page keeps its
+                // entry, and a fault after a clean reclaim reads it again.
+                // Its PTE holds the entry no more.
+                let joined = if unknown {
+                    None
+                } else {
+                    self.mapped(mm, vpage, life)
+                };
                 let entry = if ev.flags & exact::ENTRY != 0 {
                     // From do_swap_page(): the entry is the PTE's own.
                     Some(SwapEntry::from_val(ev.entry))
                 } else if unknown {
                     None
                 } else {
-                    // Joined. The slot stays: after a read fault the page keeps
-                    // its entry, and a fault after a clean reclaim reads it again.
-                    // Its PTE holds the entry no more.
-                    match self.slots.get_mut(&(mm, vpage)) {
-                        Some(h) => {
-                            if h.swapped && h.life == life {
-                                self.swapped.remove(mm, vpage);
-                            }
-                            h.swapped = false;
-                            Some(h.entry)
-                        }
-                        None => self.shared_entry(ev.mm, vpage),
-                    }
+                    joined.or_else(|| self.shared_entry(ev.mm, vpage))
                 };
                 let write = ev.flags & flag::WRITE != 0;
                 if mm != 0 && !unknown {
-                    if ev.flags & exact::ENTRY != 0 {
-                        if let Some(h) = self.slots.get_mut(&(mm, vpage)) {
-                            if h.swapped && h.life == life {
-                                self.swapped.remove(mm, vpage);
-                            }
-                            h.swapped = false;
-                        }
-                    }
                     self.kept(mm, vpage, entry, write);
                 }
                 let (zero_reads, zswap_loads) = if ev.flags & exact::ENTRY != 0 {

@@ -1,8 +1,9 @@
 //! `swaptrace top`: the probes of `record`, summed per interval and shown as
 //! it goes (bcc's `argdist -i` / `funclatency -i`), instead of written.
 
-use super::live::{attach, drain, Attached, RecordError};
+use super::live::{attach, Attached, RecordError};
 use super::prometheus::{Histogram, FREE_LATENCY_BUCKETS};
+use super::ring::drain;
 use super::Recorder;
 use crate::lab::{self, VmStat};
 use crate::probe::{self, KernelFacts, ProbeConfig};
