@@ -413,6 +413,11 @@ impl InputBuilder {
         }
     }
 
+    /// The pages a non-empty byte range `[start, end)` touches.
+    fn pages_of(&self, start: u64, end: u64) -> (u64, u64) {
+        (start >> self.shift, ((end - 1) >> self.shift) + 1)
+    }
+
     fn convert_inner(&mut self, r: &Record, out: &mut Vec<Event>) {
         match *r {
             Record::SwapOut {
@@ -559,8 +564,7 @@ impl InputBuilder {
             | Record::Zapped { ts, mm, start, end }
                 if end > start =>
             {
-                // The pages the byte range touches.
-                let (start, end) = (start >> self.shift, ((end - 1) >> self.shift) + 1);
+                let (start, end) = self.pages_of(start, end);
                 out.push(match r {
                     Record::Vma { .. } => Event::Vma { ts, mm, start, end },
                     Record::Unmapped { .. } => Event::Unmapped { ts, mm, start, end },
@@ -575,14 +579,17 @@ impl InputBuilder {
                 end,
                 nr,
                 ..
-            } if end > start => out.push(Event::WillNeed {
-                ts,
-                tid,
-                mm,
-                start: start >> self.shift,
-                end: ((end - 1) >> self.shift) + 1,
-                read: nr,
-            }),
+            } if end > start => {
+                let (start, end) = self.pages_of(start, end);
+                out.push(Event::WillNeed {
+                    ts,
+                    tid,
+                    mm,
+                    start,
+                    end,
+                    read: nr,
+                })
+            }
             Record::Moved {
                 ts,
                 mm,

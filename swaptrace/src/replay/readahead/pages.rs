@@ -96,7 +96,6 @@ impl PageTable {
         old
     }
 
-    /// The keys of all leaves, sorted: by address space, then address.
     /// The first page of `[from, end)` of `mm` in a leaf the table has:
     /// leaf by leaf, or through the leaves where the range spans more.
     pub(super) fn next_leaf(&self, mm: u32, from: u64, end: u64) -> Option<u64> {
@@ -117,6 +116,7 @@ impl PageTable {
             .min()
     }
 
+    /// The keys of all leaves, sorted: by address space, then address.
     pub(super) fn leaf_keys(&self) -> Vec<u64> {
         let mut keys: Vec<u64> = self.leaves.keys().copied().collect();
         keys.sort_unstable();
