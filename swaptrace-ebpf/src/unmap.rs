@@ -184,9 +184,8 @@ pub(crate) fn gup_range() -> Option<(u64, u64, bool, bool)> {
     } else {
         return None;
     };
-    let start = saved_reg(g(&K_REGS_ARG0))?;
-    let len = saved_reg(g(&K_REGS_ARG1))?;
-    (len > 0).then_some((start, len, write, false))
+    let (start, len) = addr_len()?;
+    Some((start, len, write, false))
 }
 
 /// Inside `madvise(addr, len, MADV_WILLNEED)`: `(addr, len)`. Its swap
@@ -198,9 +197,7 @@ pub(crate) fn willneed_range() -> Option<(u64, u64)> {
     {
         return None;
     }
-    let start = saved_reg(g(&K_REGS_ARG0))?;
-    let len = saved_reg(g(&K_REGS_ARG1))?;
-    (len > 0).then_some((start, len))
+    addr_len()
 }
 
 /// The system call that zaps the current task's swap entries, if it names
@@ -225,7 +222,15 @@ pub(crate) fn zap_range() -> Option<(u32, u64, u64)> {
     } else {
         return None;
     };
+    let (start, len) = addr_len()?;
+    Some((kind, start, len))
+}
+
+/// The system call's `(addr, len)`, its first two arguments, if the range
+/// is not empty.
+#[inline(always)]
+fn addr_len() -> Option<(u64, u64)> {
     let start = saved_reg(g(&K_REGS_ARG0))?;
     let len = saved_reg(g(&K_REGS_ARG1))?;
-    (len > 0).then_some((kind, start, len))
+    (len > 0).then_some((start, len))
 }
