@@ -53,8 +53,12 @@ pub mod kind {
     /// `mremap()` moved `[entry, entry + nr pages)` of `mm` to `addr`: sent
     /// with the UNMAPPED event of the range it found (`MREMAP_MAYMOVE`).
     pub const MOVED: u8 = 23;
+    /// A block request that wrote `nr` pages of watched swap-cache folios
+    /// from `entry` on completed (`block_rq_complete`): their writeback
+    /// ended, and with it their PG_reclaim (the bit of PG_readahead).
+    pub const WRITE_END: u8 = 24;
     /// One past the largest kind.
-    pub const COUNT: usize = 24;
+    pub const COUNT: usize = 25;
 
     /// The trace record an event of kind `k` becomes ([`super::names`]),
     /// "unknown" for none.
@@ -81,6 +85,7 @@ pub mod kind {
             UNMAPPED => names::UNMAPPED,
             ISOLATED => names::ISOLATED,
             MOVED => names::MOVED,
+            WRITE_END => names::WRITE_END,
             _ => "unknown",
         }
     }
@@ -111,6 +116,7 @@ pub mod names {
     pub const UNMAPPED: &str = "unmapped";
     pub const ISOLATED: &str = "isolated";
     pub const MOVED: &str = "moved";
+    pub const WRITE_END: &str = "write_end";
     pub const KHUGEPAGED_SCAN: &str = "khugepaged_scan";
     pub const COLLAPSE: &str = "collapse";
     /// A VMA's bounds, first seen or changed (made by userspace).
@@ -317,6 +323,17 @@ macro_rules! kernel_constants {
             /// 1: `zswap_writeback_entry()` takes the swap entry as its
             /// second argument (`swpentry`, 6.8+; 6.1 has a zpool handle).
             K_WB_SWPENTRY_ARG = 0,
+            /// `request.cmd_flags` and `.bio`, `bio.bi_next` and
+            /// `.bi_io_vec`, `bio_vec.bv_page` and `.bv_len`: the folios a
+            /// completed write request held. Unknown: no WRITE_END events.
+            K_RQ_CMD_FLAGS = u64::MAX,
+            K_RQ_BIO = u64::MAX,
+            K_BIO_NEXT = u64::MAX,
+            K_BIO_IO_VEC = u64::MAX,
+            K_BVEC_PAGE = u64::MAX,
+            K_BVEC_LEN = u64::MAX,
+            /// `REQ_OP_WRITE` of `enum req_op`.
+            K_REQ_OP_WRITE = u64::MAX,
             /// 1: the exact swap-read probe reports reads outside a fault
             /// (kind unknown); count_memcg_events only gives kinds inside one.
             K_READS_OUTSIDE = 0,

@@ -7,7 +7,7 @@ use crate::twin::twin;
 use aya_ebpf::{
     helpers::bpf_ktime_get_ns,
     macros::{fentry, kprobe, map, raw_tracepoint},
-    maps::{Array, LruHashMap},
+    maps::{Array, LruHashMap, PerCpuArray},
     programs::{FEntryContext, ProbeContext, RawTracePointContext},
 };
 use swaptrace_common::{kind, MAX_FOLIO_ORDER};
@@ -195,5 +195,89 @@ pub fn isolated_fentry(ctx: FEntryContext) -> u32 {
 #[kprobe]
 pub fn isolated_kprobe(ctx: ProbeContext) -> u32 {
     isolated(ctx.arg::<u64>(0).unwrap_or(0));
+    0
+}
+
+/// Bios of a completed request looked at, at most (a swap write request
+/// merges one bio per folio).
+const RQ_BIOS_MAX: u32 = 256;
+
+/// A run of consecutive entries a request wrote: from `first`, `nr` pages.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Run {
+    first: u64,
+    nr: u64,
+}
+
+#[map]
+static RUN: PerCpuArray<Run> = PerCpuArray::with_max_entries(1, 0);
+
+/// Sends the WRITE_END event of `nr` pages from entry `first`.
+#[inline(always)]
+fn write_end(ts: u64, first: u64, nr: u64) {
+    if nr == 0 {
+        return;
+    }
+    let mut ev = event(kind::WRITE_END, ts);
+    ev.entry = first;
+    ev.nr = nr as u32;
+    emit(ev);
+}
+
+/// Args: (rq, error, nr_bytes). A block request completed; if it wrote,
+/// its bios whose folio is a watched swap-cache folio (written by reclaim)
+/// end their writeback now (`folio_end_writeback()` clears PG_reclaim, the
+/// bit of PG_readahead, which a fault before it takes for a readahead
+/// hit): a WRITE_END event per run of consecutive entries.
+#[raw_tracepoint(tracepoint = "block_rq_complete")]
+pub fn block_rq_complete(ctx: RawTracePointContext) -> i32 {
+    let (bio_off, next_off, vec_off) = (g(&K_RQ_BIO), g(&K_BIO_NEXT), g(&K_BIO_IO_VEC));
+    let (page_off, len_off, write) = (g(&K_BVEC_PAGE), g(&K_BVEC_LEN), g(&K_REQ_OP_WRITE));
+    let shift = g(&K_PAGE_SHIFT);
+    if write > 0xff || shift >= 32 {
+        return 0;
+    }
+    let rq = ctx.arg::<u64>(0);
+    // `req_op()`: the low REQ_OP_BITS (8) of cmd_flags.
+    let Some(flags) = read_u64(rq, g(&K_RQ_CMD_FLAGS)) else {
+        return 0;
+    };
+    if flags & 0xff != write {
+        return 0;
+    }
+    // The run being gathered, in a map: in registers its values would give
+    // the verifier a state per iteration to walk.
+    let Some(run) = RUN.get_ptr_mut(0) else {
+        return 0;
+    };
+    // SAFETY: this CPU's slot; a program runs on one CPU at a time.
+    let run = unsafe { &mut *run };
+    run.nr = 0;
+    let ts = unsafe { bpf_ktime_get_ns() };
+    let mut bio = read_u64(rq, bio_off).unwrap_or(0);
+    for _ in 0..RQ_BIOS_MAX {
+        if bio == 0 {
+            break;
+        }
+        // The folio's head page is the bio's first vector (bio_add_folio()).
+        let vec = read_u64(bio, vec_off).unwrap_or(0);
+        let page = read_u64(vec, page_off).unwrap_or(0);
+        if page != 0 && watch_bit_set(page) {
+            // SAFETY: the value is copied out at once.
+            if let Some(&w) = unsafe { LEAVING.get(page) } {
+                let len = read_u64(vec, len_off).unwrap_or(0) & 0xffff_ffff;
+                let pages = (len >> shift).max(1);
+                if run.nr > 0 && w.entry == run.first.wrapping_add(run.nr) {
+                    run.nr += pages;
+                } else {
+                    write_end(ts, run.first, run.nr);
+                    (run.first, run.nr) = (w.entry, pages);
+                }
+            }
+        }
+        bio = read_u64(bio, next_off).unwrap_or(0);
+    }
+    write_end(ts, run.first, run.nr);
     0
 }

@@ -385,10 +385,11 @@ fn threads_faulting_the_same_pages_lose_no_reads() {
     assert!(read.kernel > 20_000, "the workload must really swap");
     assert_eq!(read.recorded as i64, read.kernel, "pages read");
     // A thread whose lookup missed while another read the folio counts
-    // PGMAJFAULT too, and reads and maps nothing: not a swap-in of its own.
+    // PGMAJFAULT too, and reads and maps nothing: not a swap-in of its own
+    // (1.8-2.7% of them here, more when the host is busy).
     for row in &rows {
         let pct = if row.counter == "pgmajfault" {
-            3.0
+            4.0
         } else {
             1.0
         };
@@ -1319,10 +1320,15 @@ fn willneed_reads_are_recorded_and_replayed() {
     assert_eq!(r.exit_code, Some(0), "workload failed (OOM?)");
     let t = read_trace(&out).unwrap();
     let (mut willneed, mut ranges) = (0u64, std::collections::BTreeSet::new());
+    let mut write_ends = 0u64;
     for rec in &t.records {
-        if let Record::WillNeed { start, end, nr, .. } = *rec {
-            willneed += u64::from(nr);
-            ranges.insert(end - start);
+        match *rec {
+            Record::WillNeed { start, end, nr, .. } => {
+                willneed += u64::from(nr);
+                ranges.insert(end - start);
+            }
+            Record::WriteEnd { nr, .. } => write_ends += u64::from(nr),
+            _ => {}
         }
     }
     let kernel = |c: &str| r.vmstat_delta.get(c).copied().unwrap_or(0).max(0) as u64;
@@ -1333,6 +1339,13 @@ fn willneed_reads_are_recorded_and_replayed() {
          (range lengths {ranges:?}); pgmajfault {}",
         kernel("pgmajfault")
     );
+    // Every write's I/O ended while recording, and was seen to.
+    eprintln!(
+        "pswpout {}, write_end pages {write_ends}",
+        kernel("pswpout")
+    );
+    assert_eq!(t.header.write_ends, Some(true));
+    assert_eq!(write_ends, kernel("pswpout"));
     assert!(willneed * 2 > read, "most reads are the calls'");
     assert_eq!(recorded, read);
     // Runs of 16 pages, the last one cut by the end of the memory.
@@ -1349,13 +1362,12 @@ fn willneed_reads_are_recorded_and_replayed() {
     let m = &j["policies"][(own == "vma") as usize]["metrics"];
     // Within 2%. The major faults, a few dozen, are the pages the calls did
     // not read: the workload's own code, heap and stack, swapped out first
-    // and faulted at its end, with cluster windows that readahead hits the
-    // trace does not show can widen (such as PG_reclaim, the bit of
-    // PG_readahead, set again as a write ends: the race shrink_folio_list()
-    // names). Seen: 17 and 20 more than the kernel's; within three runs of
-    // 16 pages. Without the calls' reads replayed they would be
-    // thousands.
-    for (c, slack) in [("pswpin", 0), ("pgmajfault", 48)] {
+    // and faulted at its end, with cluster windows that a fault during a
+    // write's I/O widens (PG_reclaim is PG_readahead: a readahead hit).
+    // Without the trace's write ends the replay was 17 to 20 faults off in
+    // 3 runs of 20; within a run of 16 pages. Without the calls' reads
+    // replayed they would be thousands.
+    for (c, slack) in [("pswpin", 0), ("pgmajfault", 16)] {
         let (got, want) = (m[c].as_u64().unwrap(), kernel(c));
         eprintln!("{own} {c}: replayed {got}, kernel {want}");
         assert!(

@@ -333,8 +333,11 @@ impl Probe {
                     r
                 }
             };
-            if let Err(e) = res {
-                failure.get_or_insert(e);
+            match res {
+                Err(e) if !OPTIONAL_PROGS.contains(&prog.name) => {
+                    failure.get_or_insert(e);
+                }
+                _ => {}
             }
         }
         failure
@@ -605,6 +608,10 @@ fn merge_twins(stats: Vec<ProgStat>, counts: &[u64]) -> Vec<ProgStat> {
     }
     out
 }
+
+/// Programs whose failure to load or attach leaves their row standing:
+/// only what they add is missing (the trace's header says).
+const OPTIONAL_PROGS: &[&str] = &["block_rq_complete"];
 
 /// How `attached` names an attached program.
 fn attached_label(prog: &Prog) -> String {

@@ -173,6 +173,8 @@ const SWAP_OUT_PROGS: &[Prog] = &[
     // Ranges cleared from an address space (munmap, brk, mremap); not
     // required: without it, only the ranges a new mapping takes are seen.
     p("ma_write", RawTracepoint, "ma_write"),
+    // The end of each write's I/O; optional (`OPTIONAL_PROGS` of live.rs).
+    p("block_rq_complete", RawTracepoint, "block_rq_complete"),
 ];
 const SWAP_OUT_NOTE: &str = "folio->mapping -> anon_vma -> first anon_vma_chain -> vma -> mm; swap-cache folios (written, or added to an LRU) until freed (mm_page_free); ranges unmapped (NULL stores in mm->mm_mt: ma_write) and ranges a new mapping takes (vm_unmapped_area)";
 

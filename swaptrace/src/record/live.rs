@@ -136,6 +136,7 @@ fn header(facts: &KernelFacts, sources: Vec<crate::trace::MetricSource>, target:
             .map(|h| h.trim().to_string()),
         keeps_unmapped_dirty: facts.keeps_unmapped_dirty(),
         lru_gen_clears_readahead: facts.lru_gen_clears_readahead(),
+        write_ends: None,
     }
 }
 
@@ -283,6 +284,21 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         },
     )?;
     let mut head = header(&facts, probe::sources(&plans), target_text(opts));
+    head.write_ends = Some(
+        probe
+            .attached
+            .iter()
+            .any(|a| a.ends_with(" block_rq_complete")),
+    );
+    if head.write_ends == Some(false) {
+        // The replay then cannot tell when written folios lose PG_reclaim.
+        let why = probe
+            .skipped
+            .iter()
+            .find(|(target, _)| target == "block_rq_complete")
+            .map_or("not attached", |(_, why)| why.as_str());
+        eprintln!("swaptrace: the end of swap writes' I/O is not recorded: {why}");
+    }
     head.memory_limit_bytes = opts
         .cgroup
         .as_ref()

@@ -393,8 +393,9 @@ impl Recorder {
     /// Appends the records for one event to `out`.
     pub fn ingest(&mut self, ev: &RawEvent, out: &mut Vec<Record>) {
         let start = out.len();
-        // A folio's free names no task of the trace (any task may free it).
-        if ev.kind != kind::OUT_FREED && ev.kind != kind::ISOLATED {
+        // A folio's free or write end names no task of the trace (any
+        // task may free it; an interrupt ends the I/O).
+        if !matches!(ev.kind, kind::OUT_FREED | kind::ISOLATED | kind::WRITE_END) {
             self.first_sight(ev, out);
         }
         let (ts, tid) = (ev.ts_ns, ev.tid);
@@ -664,6 +665,14 @@ impl Recorder {
                     ts,
                     entry,
                     nr: ev.nr.max(1),
+                })
+            }
+            kind::WRITE_END => {
+                let entry = SwapEntry::from_val(ev.entry);
+                (ev.nr > 0 && entry.folio_fits(ev.nr)).then_some(Record::WriteEnd {
+                    ts,
+                    entry,
+                    nr: ev.nr,
                 })
             }
             kind::ISOLATED => Some(Record::Isolated {

@@ -291,6 +291,8 @@ fn every_event_kind_becomes_the_record_of_its_name() {
                 },
                 &mut out,
             );
+        } else if k == kind::WRITE_END {
+            r.ingest(&RawEvent { nr: 1, ..ev(k) }, &mut out);
         } else if k == kind::UNMAPPED {
             // An empty range makes no record.
             r.ingest(&RawEvent { entry: 0, ..ev(k) }, &mut out);
@@ -689,5 +691,31 @@ fn willneed_reads_carry_their_call_s_range() {
                 nr: 1
             }
         ]
+    );
+}
+
+/// A write's end becomes a write_end record of its entries, and names no
+/// task (an interrupt ends the I/O); one naming no page is dropped.
+#[test]
+fn write_ends_name_their_entries_and_no_task() {
+    let mut r = Recorder::new(4096);
+    let mut out = Vec::new();
+    let mut e = ev(kind::WRITE_END);
+    e.ts_ns = 77;
+    e.entry = (1u64 << 58) | 4096;
+    e.nr = 32;
+    r.ingest(&e, &mut out);
+    e.nr = 0;
+    r.ingest(&e, &mut out);
+    assert_eq!(
+        out,
+        [Record::WriteEnd {
+            ts: 77,
+            entry: SwapEntry {
+                dev: 1,
+                offset: 4096
+            },
+            nr: 32
+        }]
     );
 }

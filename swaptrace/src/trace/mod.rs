@@ -313,6 +313,12 @@ pub enum Record {
         #[serde(default = "one", skip_serializing_if = "is_one")]
         nr: u32,
     },
+    /// The write of `nr` pages from `entry` (swap-cache folios reclaim
+    /// wrote) ended its I/O (`block:block_rq_complete`):
+    /// `folio_end_writeback()` cleared their PG_reclaim, the bit of
+    /// PG_readahead, which a fault on the folio before then takes for a
+    /// readahead hit (`swap_update_readahead()`).
+    WriteEnd { ts: u64, entry: SwapEntry, nr: u32 },
     /// Reclaim isolated the swap-cache folio of `entry`, dirty and never
     /// mapped (read ahead from zswap), which it keeps
     /// (`shrink_folio_list()`): MGLRU's `isolate_folio()` cleared its
@@ -414,6 +420,7 @@ impl Record {
             Record::Collapse { .. } => names::COLLAPSE,
             Record::OutFreed { .. } => names::OUT_FREED,
             Record::Isolated { .. } => names::ISOLATED,
+            Record::WriteEnd { .. } => names::WRITE_END,
             Record::Unmapped { .. } => names::UNMAPPED,
             Record::Zapped { .. } => names::ZAPPED,
             Record::Moved { .. } => names::MOVED,
@@ -490,6 +497,11 @@ pub struct Header {
     /// readahead folio reclaim isolates and keeps is no readahead hit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lru_gen_clears_readahead: Option<bool>,
+    /// Whether the recording sent [`Record::WriteEnd`] at the end of each
+    /// swap write's I/O (`block:block_rq_complete` attached); absent in
+    /// older traces: no.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_ends: Option<bool>,
 }
 
 /// The swap-out metric's attach point that also watched the swap cache:

@@ -610,7 +610,7 @@ fn row(r: &Record) -> Row<'_> {
             nr: w(len.div_ceil(4096)),
             ..Row::default()
         },
-        Record::OutFreed { ts, entry, nr } => Row {
+        Record::OutFreed { ts, entry, nr } | Record::WriteEnd { ts, entry, nr } => Row {
             ts: w(*ts),
             dev: Some(entry.dev as i32),
             offset: w(entry.offset),

@@ -169,8 +169,13 @@ fn one_of_each() -> Vec<Record> {
             how: ReadKind::Zero,
             nr: 1,
         },
+        Record::WriteEnd {
+            ts: 0,
+            entry: SwapEntry { dev: 0, offset: 9 },
+            nr: 4,
+        },
     ];
-    let mut seen = [false; 24];
+    let mut seen = [false; 25];
     for r in &all {
         let i = match r {
             Record::Task { .. } => 0,
@@ -197,6 +202,7 @@ fn one_of_each() -> Vec<Record> {
             Record::Moved { .. } => 21,
             Record::Zapped { .. } => 22,
             Record::WillNeed { .. } => 23,
+            Record::WriteEnd { .. } => 24,
         };
         seen[i] = true;
     }

@@ -108,6 +108,19 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
                 .map_err(|e| e.to_string()),
         );
     }
+    // The folios of a completed write request (block_rq_complete).
+    put(K_RQ_CMD_FLAGS, off("request", "cmd_flags"));
+    put(K_RQ_BIO, off("request", "bio"));
+    put(K_BIO_NEXT, off("bio", "bi_next"));
+    put(K_BIO_IO_VEC, off("bio", "bi_io_vec"));
+    put(K_BVEC_PAGE, off("bio_vec", "bv_page"));
+    put(K_BVEC_LEN, off("bio_vec", "bv_len"));
+    put(
+        K_REQ_OP_WRITE,
+        btf.enum_value(Some("req_op"), "REQ_OP_WRITE")
+            .map(|v| v as u64)
+            .map_err(|e| e.to_string()),
+    );
     put(K_ANON_VMA_ROOT, off("anon_vma", "rb_root.rb_root.rb_node"));
     put(K_AVC_RB, off("anon_vma_chain", "rb"));
     put(K_AVC_VMA, off("anon_vma_chain", "vma"));

@@ -110,7 +110,9 @@ impl Model<'_> {
             Event::Rewritten { entry, .. } | Event::Isolated { entry, .. } => {
                 self.slots.prefetch(&entry)
             }
-            Event::WrittenBack { entry, .. } => self.slots.prefetch(&entry),
+            Event::WrittenBack { entry, .. } | Event::WriteEnd { entry, .. } => {
+                self.slots.prefetch(&entry)
+            }
         }
     }
 
@@ -150,7 +152,33 @@ impl Model<'_> {
             },
         );
         if lingers {
-            self.cache_unmapped(entry, ts);
+            let mut cache = self.cache_unmapped(entry, ts);
+            // pageout() set PG_reclaim for the write; its I/O ends at the
+            // trace's write_end.
+            if let Cache::Unused { writing, .. } = &mut cache {
+                if self.input.write_ends && store == Store::Device {
+                    *writing = true;
+                    self.slots.set_cache(&entry, cache);
+                }
+            }
+        }
+    }
+
+    /// The I/O of the writes of `nr` pages from `entry` ended:
+    /// `folio_end_writeback()` cleared PG_reclaim of the folios still
+    /// unused (a fault before cleared it itself).
+    fn write_ended(&mut self, entry: SwapEntry, nr: u32) {
+        for e in entry.folio(u64::from(nr)) {
+            if let Some(Slot {
+                cache: mut cache @ Cache::Unused { writing: true, .. },
+                ..
+            }) = self.slots.get(&e)
+            {
+                if let Cache::Unused { writing, .. } = &mut cache {
+                    *writing = false;
+                }
+                self.slots.set_cache(&e, cache);
+            }
         }
     }
 
@@ -175,6 +203,7 @@ impl Model<'_> {
             ts,
             gen,
             kept: false,
+            writing: false,
         };
         self.slots.set_cache(&entry, cache);
         self.resident += 1;
@@ -420,7 +449,18 @@ impl Model<'_> {
             }
         }
         match slot.cache {
-            Cache::Unused { ra, ts, .. } => self.cache_hit(&f, ra, ts, policy, dirty),
+            Cache::Unused {
+                ra, ts, writing, ..
+            } => {
+                if writing {
+                    // swap_update_readahead() tests PG_readahead, which is
+                    // PG_reclaim: a readahead hit for the kernel.
+                    self.m.writeback_hits += 1;
+                }
+                // No readahead's time to first use.
+                let ra_ts = if ra { ts } else { f.ts };
+                self.cache_hit(&f, ra || writing, ra_ts, policy, dirty)
+            }
             Cache::Mapped { .. } if kernel_read == 0 => {
                 // Served without a read: reclaim had unmapped the page
                 // (try_to_unmap()) and kept its folio in the swap cache
@@ -581,6 +621,7 @@ pub(super) fn replay_batches<B: AsRef<[Event]>>(
             Event::Writeback { nr, .. } => model.writebacks += nr as u64,
             Event::WrittenBack { ts, entry } if model.input.frees => model.written_back(entry, ts),
             Event::WrittenBack { .. } => {}
+            Event::WriteEnd { entry, nr, .. } => model.write_ended(entry, nr),
             Event::Rewritten { entry, .. } => model.rewritten(entry),
             Event::Isolated { entry, .. } => model.isolated(entry),
             Event::Paid { .. } if model.input.pressure => model.evict(1),

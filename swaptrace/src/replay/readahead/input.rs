@@ -38,6 +38,9 @@ pub enum Event {
     /// Reclaim isolated the swap-cache folio of `entry`, read ahead from
     /// zswap (dirty, never mapped), and keeps it ([`Record::Isolated`]).
     Isolated { ts: u64, entry: SwapEntry },
+    /// The I/O of `nr` written pages from `entry` ended
+    /// ([`Record::WriteEnd`]): their folios' PG_reclaim is cleared.
+    WriteEnd { ts: u64, entry: SwapEntry, nr: u32 },
     /// A folio the replay let go at its swap-out (stored without I/O) was
     /// freed: the kernel's reclaim ran, and nothing else changed.
     Paid { ts: u64 },
@@ -118,6 +121,7 @@ impl Event {
             | Event::Fault { ts, .. }
             | Event::Swapoff { ts, .. }
             | Event::Freed { ts, .. }
+            | Event::WriteEnd { ts, .. }
             | Event::Writeback { ts, .. }
             | Event::WrittenBack { ts, .. }
             | Event::Paid { ts }
@@ -217,6 +221,10 @@ pub struct ReplayInput {
     /// model's memory follows the kernel's ([`Model::debt`]). Without, its
     /// own LRU keeps it.
     pub pressure: bool,
+    /// The trace tells when each device write's I/O ended
+    /// ([`Event::WriteEnd`]): until then the written folio's PG_reclaim,
+    /// the bit of PG_readahead, makes a fault on it a readahead hit.
+    pub write_ends: bool,
     /// Reclaim keeps a page read ahead from zswap (dirty, never mapped):
     /// [`crate::trace::Header::keeps_unmapped_dirty`].
     pub keeps_unmapped_dirty: bool,
@@ -275,6 +283,8 @@ pub struct InputBuilder {
     out_freed: bool,
     /// ... and stored ones (zswap, zero-filled).
     stored_frees: bool,
+    /// The trace records the end of each device write's I/O.
+    write_ends: bool,
     /// A reclaim began (direct or memcg).
     reclaimed: bool,
     /// Entries stored to zswap whose folio does not linger, by the
@@ -324,6 +334,7 @@ impl InputBuilder {
             swapoffs: Vec::new(),
             out_freed: false,
             stored_frees: false,
+            write_ends: false,
             reclaimed: false,
             stored: HashMap::default(),
             cached: HashMap::default(),
@@ -337,6 +348,14 @@ impl InputBuilder {
         InputBuilder::new(h.page_size)
             .out_freed(h.records_out_freed())
             .stored_frees(h.records_stored_frees())
+            .write_ends(h.write_ends == Some(true))
+    }
+
+    /// The trace records when each device write's I/O ended
+    /// ([`Record::WriteEnd`]).
+    pub fn write_ends(mut self, on: bool) -> InputBuilder {
+        self.write_ends = on;
+        self
     }
 
     /// Device-written folios stay in the swap cache until their
@@ -527,6 +546,9 @@ impl InputBuilder {
             Record::Isolated { ts, entry } if entry.plausible() => {
                 out.push(Event::Isolated { ts, entry });
             }
+            Record::WriteEnd { ts, entry, nr } if self.write_ends && entry.folio_fits(nr) => {
+                out.push(Event::WriteEnd { ts, entry, nr });
+            }
             Record::OutFreed { ts, entry, nr } if self.out_freed => {
                 // A large folio freed whole frees every page's entry.
                 let nr = nr.max(1);
@@ -688,6 +710,7 @@ impl InputBuilder {
             swapoff_mode: SwapoffMode::LookupStats,
             frees: self.out_freed,
             pressure: self.out_freed && self.reclaimed,
+            write_ends: self.write_ends,
             keeps_unmapped_dirty: false,
             isolation_clears_readahead: false,
             synchronous: Vec::new(),
@@ -716,6 +739,7 @@ impl InputBuilder {
             swapoff_mode: SwapoffMode::LookupStats,
             frees: self.out_freed,
             pressure: self.out_freed && self.reclaimed,
+            write_ends: self.write_ends,
             keeps_unmapped_dirty: false,
             isolation_clears_readahead: false,
             synchronous: Vec::new(),

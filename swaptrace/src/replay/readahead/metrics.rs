@@ -21,6 +21,9 @@ pub struct Metrics {
     pub swap_ra: u64,
     /// Faults on readahead pages (SWAP_RA_HIT).
     pub swap_ra_hit: u64,
+    /// Of `swap_ra_hit`, faults on a folio whose write's I/O had not ended:
+    /// its PG_reclaim is PG_readahead, and the kernel counts them too.
+    pub writeback_hits: u64,
     /// Readahead pages evicted unused.
     pub pollution: u64,
     /// Sum of readahead-to-first-use times, ns.
@@ -53,20 +56,25 @@ pub struct SwapoffMetrics {
 }
 
 impl Metrics {
+    /// Faults on pages read ahead (`swap_ra_hit` less the writeback hits).
+    fn readahead_hits(&self) -> u64 {
+        self.swap_ra_hit.saturating_sub(self.writeback_hits)
+    }
+
     /// Used readahead / readahead.
     pub fn accuracy(&self) -> f64 {
-        ratio(self.swap_ra_hit, self.swap_ra)
+        ratio(self.readahead_hits(), self.swap_ra)
     }
 
     /// Swap-ins served by readahead / swap-ins (faults and swapoff's PTEs).
     pub fn coverage(&self) -> f64 {
         let ptes = self.swapoff.as_ref().map_or(0, |s| s.ptes);
-        ratio(self.swap_ra_hit, self.faults + ptes)
+        ratio(self.readahead_hits(), self.faults + ptes)
     }
 
     /// Mean time from readahead to first use, µs.
     pub fn timeliness_us(&self) -> f64 {
-        ratio(self.timeliness_ns, self.swap_ra_hit) / 1000.0
+        ratio(self.timeliness_ns, self.readahead_hits()) / 1000.0
     }
 }
 

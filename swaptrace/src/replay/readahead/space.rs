@@ -15,11 +15,14 @@ pub(super) enum Cache {
     /// In the swap cache, not mapped: read ahead (PG_readahead while `ra`).
     /// `kept`: the kernel freed its folio, and this model, holding fewer
     /// pages than the kernel, keeps it (the engine's `Model::freed()`).
+    /// `writing`: its write's I/O has not ended (PG_reclaim, the bit of
+    /// PG_readahead, is set: `pageout()`), where the trace tells.
     Unused {
         ra: bool,
         ts: u64,
         gen: u32,
         kept: bool,
+        writing: bool,
     },
     /// Mapped by the faulting page table (and still in the swap cache);
     /// `referenced` until reclaim has passed it over once; `dirty` when a
@@ -76,6 +79,8 @@ const DIRTY: u64 = 1 << 60;
 const ACTIVE: u64 = 1 << 61;
 /// `Cache::Unused::kept`, in the bit `DIRTY` has in a mapped slot.
 const KEPT: u64 = 1 << 60;
+/// `Cache::Unused::writing`.
+const WRITING: u64 = 1 << 62;
 
 impl Packed {
     /// The state bits of `a`, the generation and the time of `cache`.
@@ -83,8 +88,14 @@ impl Packed {
     fn cache_bits(cache: Cache) -> (u64, u32, u64) {
         match cache {
             Cache::No => (NO << STATE_SHIFT, 0, 0),
-            Cache::Unused { ra, ts, gen, kept } => {
-                let flags = [(ra, RA), (kept, KEPT)]
+            Cache::Unused {
+                ra,
+                ts,
+                gen,
+                kept,
+                writing,
+            } => {
+                let flags = [(ra, RA), (kept, KEPT), (writing, WRITING)]
                     .iter()
                     .fold(0, |f, &(on, bit)| if on { f | bit } else { f });
                 ((UNUSED << STATE_SHIFT) | flags, gen, ts)
@@ -147,6 +158,7 @@ impl Packed {
                 ts: self.ts,
                 gen,
                 kept: self.a & KEPT != 0,
+                writing: self.a & WRITING != 0,
             },
             MAPPED => Cache::Mapped {
                 gen,
@@ -542,12 +554,14 @@ mod packing {
                 ts: u64::MAX,
                 gen: u32::MAX,
                 kept: false,
+                writing: false,
             },
             Cache::Unused {
                 ra: false,
                 ts: 7,
                 gen: 0,
                 kept: true,
+                writing: false,
             },
             Cache::Mapped {
                 gen: 3,

@@ -461,6 +461,14 @@ fn decode_body(kind: u8, c: &mut Cur, st: &mut DeltaState) -> Result<Option<Reco
                 len,
             }
         }
+        K_WRITE_END => Record::WriteEnd {
+            ts: c.delta(&mut st.wend_ts)?,
+            entry: SwapEntry {
+                dev: narrow::<u8>(c.var()?, "bad swap type")?,
+                offset: c.delta(&mut st.wend_off)?,
+            },
+            nr: narrow::<u32>(c.var()?, "nr too large")?,
+        },
         K_ISOLATED => Record::Isolated {
             ts: c.delta(&mut st.iso_ts)?,
             entry: SwapEntry {

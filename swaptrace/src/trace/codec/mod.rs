@@ -32,6 +32,7 @@ const K_OUT_FREED_FOLIO: u8 = 23;
 /// A range `madvise()` zapped (older readers skip it).
 const K_ZAPPED: u8 = 24;
 const K_WILLNEED: u8 = 25;
+const K_WRITE_END: u8 = 26;
 
 const PAGE_SHIFT: u32 = 12;
 
@@ -52,6 +53,8 @@ pub struct DeltaState {
     folio_ts: u64,
     folio_off: u64,
     willneed_ts: u64,
+    wend_ts: u64,
+    wend_off: u64,
 }
 
 fn put(buf: &mut Vec<u8>, mut v: u64) {
@@ -390,6 +393,13 @@ pub fn encode_record(buf: &mut Vec<u8>, st: &mut DeltaState, r: &Record) {
             put(&mut b, entry.dev as u64);
             put_delta(&mut b, &mut st.freed_off, entry.offset);
             K_OUT_FREED
+        }
+        Record::WriteEnd { ts, entry, nr } => {
+            put_delta(&mut b, &mut st.wend_ts, *ts);
+            put(&mut b, entry.dev as u64);
+            put_delta(&mut b, &mut st.wend_off, entry.offset);
+            put(&mut b, *nr as u64);
+            K_WRITE_END
         }
         Record::Isolated { ts, entry } => {
             put_delta(&mut b, &mut st.iso_ts, *ts);

@@ -197,6 +197,14 @@ pub(crate) fn samples() -> Vec<Record> {
             how: ReadKind::Zswap,
             nr: 2,
         },
+        Record::WriteEnd {
+            ts: 1_000_700,
+            entry: SwapEntry {
+                dev: 1,
+                offset: 4096,
+            },
+            nr: 128,
+        },
     ]
 }
 
@@ -299,7 +307,7 @@ fn zap_swap_ents_round_trip_at_the_extremes() {
 /// decodes of the rest must be what was written (their Δ chains are
 /// their own). Dropping their bytes from the chunk is what it sees.
 #[test]
-/// Isolated, moved, will_need and large-folio out_freed records have delta chains of
+/// Isolated, moved, will_need, write_end and large-folio out_freed records have delta chains of
 /// their own: a reader that skips them (older than they are) decodes the
 /// rest alike.
 fn a_reader_that_skips_newer_kinds_decodes_the_rest() {
@@ -345,6 +353,11 @@ fn a_reader_that_skips_newer_kinds_decodes_the_rest() {
             how: ReadKind::Io,
             nr: 1,
         },
+        Record::WriteEnd {
+            ts: 171,
+            entry: e(5),
+            nr: 3,
+        },
         zap(Some(4)),
     ];
     let newer = |r: &Record| {
@@ -354,6 +367,7 @@ fn a_reader_that_skips_newer_kinds_decodes_the_rest() {
                 | Record::Moved { .. }
                 | Record::OutFreed { nr: 2.., .. }
                 | Record::WillNeed { .. }
+                | Record::WriteEnd { .. }
         )
     };
     let (mut all, mut older) = (Vec::new(), Vec::new());

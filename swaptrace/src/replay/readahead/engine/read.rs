@@ -116,6 +116,7 @@ impl Model<'_> {
                 ts: f.ts,
                 gen,
                 kept: false,
+                writing: false,
             });
             // In memory now: its PTE (if swapped) stays a swap entry until faulted.
             read.add(s.store(), e, &mut io);
@@ -168,6 +169,7 @@ impl Model<'_> {
                             ts,
                             gen,
                             kept: false,
+                            writing: false,
                         });
                         reads.add(s.store(), e, &mut io);
                         self.resident += 1;

@@ -554,3 +554,45 @@ fn reads_beyond_the_kernel_s_are_paid_with_written_folios_first() {
     let m = replay_of(&records, true, "fixed:8");
     assert_eq!((m.pgmajfault, m.pswpin, m.swap_ra_hit), (3, 17, 1));
 }
+
+/// Cluster readahead (page-cluster 3) after a window of 8 shrank to 1 by
+/// three lone misses (`__swapin_nr_pages()`: no hits, not adjacent, half the
+/// last window at least): page 0x3000 is written to slot 60 and faulted
+/// (minor) before or after its write's I/O ends, then slot 70 misses.
+/// During the write its folio has PG_reclaim, the bit of PG_readahead:
+/// `swap_update_readahead()` counts a readahead hit, so the miss gets 3
+/// pages (a hit plus 2), rounded to a window of 4 (68..71) instead of 1.
+/// Without the trace's write ends nothing tells: no hit.
+#[test]
+fn a_fault_during_the_write_s_io_is_a_readahead_hit() {
+    let replay = |end_at: u64, ends: bool| {
+        let mut records = on_disk(80);
+        // Windows 8 (the kernel's initial 4 hits), 4, 2, 1.
+        records.extend([
+            read(200, 0, 8, 0),
+            read(201, 20, 4, 0),
+            read(202, 30, 2, 0),
+            read(203, 50, 1, 0),
+        ]);
+        records.extend([
+            out(300, 0x3000, 60),
+            Record::WriteEnd {
+                ts: end_at,
+                entry: SwapEntry { dev: 0, offset: 60 },
+                nr: 1,
+            },
+            fault(302, 0x3000, 60, 0),
+            read(400, 70, 4, 0),
+        ]);
+        let mut b = InputBuilder::new(4096).out_freed(true).write_ends(ends);
+        for r in &records {
+            b.add(r);
+        }
+        let m = run("cluster", &b.finish(3, 1 << 20).expect("input"));
+        (m.pswpin, m.swap_ra_hit, m.writeback_hits, m.accuracy())
+    };
+    // The hit is no readahead page's: accuracy counts readahead's own.
+    assert_eq!(replay(303, true), (8 + 4 + 2 + 1 + 4, 1, 1, 0.0));
+    assert_eq!(replay(301, true), (8 + 4 + 2 + 1 + 1, 0, 0, 0.0));
+    assert_eq!(replay(303, false), (8 + 4 + 2 + 1 + 1, 0, 0, 0.0));
+}
