@@ -220,6 +220,8 @@ impl Policy for Vma {
         // overlaps, and keeps swap_readahead_info: vma_expand() grows the
         // VMA in place, __split_vma() copies it (vm_area_dup()). It takes
         // that of the one it overlaps most.
+        // The parts of those outside it are VMAs still (the other side of
+        // a split), with their copy.
         let gone = self.remove_vmas(mm, start, end);
         let overlap = |&(s, e): &(u64, u64)| e.min(end) - s.max(start);
         let kept = gone
@@ -227,13 +229,22 @@ impl Policy for Vma {
             .filter(|g| self.info.contains_key(&(mm, g.0)))
             .max_by_key(|g| overlap(g))
             .and_then(|g| self.info.get(&(mm, g.0)).copied());
-        for (s, _) in &gone {
-            self.info.remove(&(mm, *s));
+        let vmas = self.vmas.entry(mm).or_default();
+        for &(s, e) in &gone {
+            let info = self.info.remove(&(mm, s));
+            for (a, b) in [(s, start), (end, e)] {
+                if a < b {
+                    vmas.insert(a, b);
+                    if let Some(i) = info {
+                        self.info.insert((mm, a), i);
+                    }
+                }
+            }
         }
         if let Some(ra) = kept {
             self.info.insert((mm, start), ra);
         }
-        self.vmas.entry(mm).or_default().insert(start, end);
+        vmas.insert(start, end);
     }
 
     fn on_unmap(&mut self, mm: u32, start: u64, end: u64) {
@@ -474,5 +485,20 @@ mod tests {
         assert_eq!(p.vma_of(1, 0x1100).1, (0x1000, 0x1800));
         assert_eq!(p.vma_of(1, 0x3000).1, NO_VMA);
         assert_eq!(p.vma_of(2, 0x1100).1, NO_VMA, "another mm");
+    }
+
+    /// A VMA split (`__split_vma()`, by mprotect() or madvise() of part of
+    /// it) leaves two, each with a copy of swap_readahead_info
+    /// (`vm_area_dup()`): a swap-out names the upper one, and the lower one
+    /// is still a VMA whose window follows its random faults (1), not a
+    /// fresh state (8).
+    #[test]
+    fn a_split_vma_leaves_both_halves_their_state() {
+        let wins = after_random(|p| {
+            p.on_vma(1, 0x1800, 0x2000);
+            assert_eq!(p.vma_of(1, 0x1100).1, (0x1000, 0x1800));
+            windows(p, [0x1100, 0x1a00])
+        });
+        assert_eq!(wins, [8, 4, 2, 1, 1, 1]);
     }
 }
