@@ -67,11 +67,13 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
             .map(u64::from)
             .map_err(|e| e.to_string())
     };
-    let ev = |e: &str| {
-        btf.enum_value(Some("vm_event_item"), e)
+    // An enumerator of enum `of`.
+    let enum_value = |of: &str, e: &str| {
+        btf.enum_value(Some(of), e)
             .map(|v| v as u64)
             .map_err(|e| e.to_string())
     };
+    let ev = |e: &str| enum_value("vm_event_item", e);
     put(K_READS_OUTSIDE, Ok(u64::from(exact_reads)));
     let exact_stores = chosen().any(|c| c.progs.iter().any(|p| p.name.starts_with("zswap_store")));
     put(K_STORES_EXACT, Ok(u64::from(exact_stores)));
@@ -90,23 +92,13 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
         K_FOLIO_SWAP,
         off("folio", "swap").or_else(|_| off("folio", "private")),
     );
-    put(
-        K_PG_HEAD,
-        btf.enum_value(Some("pageflags"), "PG_head")
-            .map(|v| v as u64)
-            .map_err(|e| e.to_string()),
-    );
+    put(K_PG_HEAD, enum_value("pageflags", "PG_head"));
     for (k, name) in [
         (K_PG_SWAPCACHE, "PG_swapcache"),
         (K_PG_SWAPBACKED, "PG_swapbacked"),
         (K_PG_DIRTY, "PG_dirty"),
     ] {
-        put(
-            k,
-            btf.enum_value(Some("pageflags"), name)
-                .map(|v| v as u64)
-                .map_err(|e| e.to_string()),
-        );
+        put(k, enum_value("pageflags", name));
     }
     // The folios of a completed write request (block_rq_complete).
     put(K_RQ_CMD_FLAGS, off("request", "cmd_flags"));
@@ -115,12 +107,7 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
     put(K_BIO_IO_VEC, off("bio", "bi_io_vec"));
     put(K_BVEC_PAGE, off("bio_vec", "bv_page"));
     put(K_BVEC_LEN, off("bio_vec", "bv_len"));
-    put(
-        K_REQ_OP_WRITE,
-        btf.enum_value(Some("req_op"), "REQ_OP_WRITE")
-            .map(|v| v as u64)
-            .map_err(|e| e.to_string()),
-    );
+    put(K_REQ_OP_WRITE, enum_value("req_op", "REQ_OP_WRITE"));
     put(K_ANON_VMA_ROOT, off("anon_vma", "rb_root.rb_root.rb_node"));
     put(K_AVC_RB, off("anon_vma_chain", "rb"));
     put(K_AVC_VMA, off("anon_vma_chain", "vma"));
@@ -291,17 +278,10 @@ pub(super) fn globals(facts: &KernelFacts, btf: &Btf, cfg: &ProbeConfig) -> Glob
     put(K_VMF_ORIG_PTE, off("vm_fault", "orig_pte"));
     put(K_VMF_VMA, off("vm_fault", "vma"));
     put(K_VMF_FLAGS, off("vm_fault", "flags"));
-    put(
-        K_PG_READAHEAD,
-        btf.enum_value(Some("pageflags"), "PG_readahead")
-            .map(|v| v as u64)
-            .map_err(|e| e.to_string()),
-    );
+    put(K_PG_READAHEAD, enum_value("pageflags", "PG_readahead"));
     put(
         K_LRU_REMOVED_RETRY,
-        btf.enum_value(Some("lru_status"), "LRU_REMOVED_RETRY")
-            .map(|v| v as u64)
-            .map_err(|e| e.to_string()),
+        enum_value("lru_status", "LRU_REMOVED_RETRY"),
     );
     put(K_ZE_LRU, off("zswap_entry", "lru"));
     put(K_ZE_SWPENTRY, off("zswap_entry", "swpentry"));
