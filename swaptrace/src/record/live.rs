@@ -290,7 +290,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
             .iter()
             .any(|a| a.ends_with(" block_rq_complete")),
     );
-    if head.write_ends == Some(false) {
+    if head.write_ends == Some(false) && !opts.quiet {
         // The replay then cannot tell when written folios lose PG_reclaim.
         let why = probe
             .skipped

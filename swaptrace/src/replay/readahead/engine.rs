@@ -57,6 +57,16 @@ struct Model<'a> {
     willneed: ((u32, u32, u64, u64), u64),
 }
 
+/// A flag of an unused folio ([`Cache::Unused`]) that [`Model::clear_unused`]
+/// clears.
+#[derive(Clone, Copy)]
+enum UnusedFlag {
+    /// `ra`: PG_readahead.
+    Readahead,
+    /// `writing`: PG_reclaim, its write's I/O going on.
+    Writing,
+}
+
 /// How far ahead the replay loop prefetches events' slots and PTE leaves,
 /// and reclaim its LRU's slots (most LRU items are stale and cost only the
 /// check): enough to overlap cache misses, few enough to stay in L1
@@ -152,15 +162,10 @@ impl Model<'_> {
             },
         );
         if lingers {
-            let mut cache = self.cache_unmapped(entry, ts);
             // pageout() set PG_reclaim for the write; its I/O ends at the
             // trace's write_end.
-            if let Cache::Unused { writing, .. } = &mut cache {
-                if self.input.write_ends && store == Store::Device {
-                    *writing = true;
-                    self.slots.set_cache(&entry, cache);
-                }
-            }
+            let writing = self.input.write_ends && store == Store::Device;
+            self.cache_unmapped(entry, ts, writing);
         }
     }
 
@@ -169,22 +174,14 @@ impl Model<'_> {
     /// unused (a fault before cleared it itself).
     fn write_ended(&mut self, entry: SwapEntry, nr: u32) {
         for e in entry.folio(u64::from(nr)) {
-            if let Some(Slot {
-                cache: mut cache @ Cache::Unused { writing: true, .. },
-                ..
-            }) = self.slots.get(&e)
-            {
-                if let Cache::Unused { writing, .. } = &mut cache {
-                    *writing = false;
-                }
-                self.slots.set_cache(&e, cache);
-            }
+            self.clear_unused(e, UnusedFlag::Writing);
         }
     }
 
     /// `entry`'s folio is in the swap cache, unmapped and not read ahead
-    /// (waiting after its write, or zswap's writeback of it).
-    fn cache_unmapped(&mut self, entry: SwapEntry, ts: u64) -> Cache {
+    /// (waiting after its write, or zswap's writeback of it); `writing`
+    /// while its write's I/O goes on.
+    fn cache_unmapped(&mut self, entry: SwapEntry, ts: u64, writing: bool) -> Cache {
         let gen = self.next_gen(entry);
         if self.input.frees {
             if self.victims.len() >= self.queue_cap() {
@@ -192,36 +189,44 @@ impl Model<'_> {
             }
             self.victims.push_back((entry, gen));
         }
-        self.cache_unused(entry, ts, gen)
+        self.cache_unused(entry, ts, gen, writing)
     }
 
     /// `entry`'s folio in memory, unmapped and not read ahead, at LRU
     /// generation `gen`.
-    fn cache_unused(&mut self, entry: SwapEntry, ts: u64, gen: u32) -> Cache {
+    fn cache_unused(&mut self, entry: SwapEntry, ts: u64, gen: u32, writing: bool) -> Cache {
         let cache = Cache::Unused {
             ra: false,
             ts,
             gen,
             kept: false,
-            writing: false,
+            writing,
         };
         self.slots.set_cache(&entry, cache);
         self.resident += 1;
         cache
     }
 
-    /// `entry`'s folio, unused, loses PG_readahead (if it had it): a fault
-    /// on it is a plain hit. Whether it had.
-    fn clear_readahead(&mut self, entry: SwapEntry) -> bool {
+    /// `entry`'s folio, unused, loses `flag` (if it had it): without
+    /// PG_readahead, or once its write's I/O ended, a fault on it is a
+    /// plain hit. Whether it had.
+    fn clear_unused(&mut self, entry: SwapEntry, flag: UnusedFlag) -> bool {
         let Some(Slot {
-            cache: mut cache @ Cache::Unused { ra: true, .. },
+            cache: mut cache @ Cache::Unused { .. },
             ..
         }) = self.slots.get(&entry)
         else {
             return false;
         };
-        if let Cache::Unused { ra, .. } = &mut cache {
-            *ra = false;
+        let Cache::Unused { ra, writing, .. } = &mut cache else {
+            return false;
+        };
+        let set = match flag {
+            UnusedFlag::Readahead => ra,
+            UnusedFlag::Writing => writing,
+        };
+        if !std::mem::take(set) {
+            return false;
         }
         self.slots.set_cache(&entry, cache);
         true
@@ -231,7 +236,7 @@ impl Model<'_> {
     /// was, unused, no longer (`pageout()` clears PG_reclaim, alias
     /// PG_readahead).
     fn rewritten(&mut self, entry: SwapEntry) {
-        if self.clear_readahead(entry) {
+        if self.clear_unused(entry, UnusedFlag::Readahead) {
             self.m.pollution += 1;
         }
     }
@@ -242,7 +247,7 @@ impl Model<'_> {
     /// is not named, and keeps its flag.
     fn isolated(&mut self, entry: SwapEntry) {
         if self.input.isolation_clears_readahead {
-            self.clear_readahead(entry);
+            self.clear_unused(entry, UnusedFlag::Readahead);
         }
     }
 
@@ -264,7 +269,7 @@ impl Model<'_> {
             // Written with PG_reclaim set: at the end of its write the folio
             // goes where reclaim looks first.
             let gen = self.lists.push_reclaim_first(pack(entry));
-            self.cache_unused(entry, ts, gen);
+            self.cache_unused(entry, ts, gen, false);
         }
     }
 
@@ -416,7 +421,7 @@ impl Model<'_> {
                 || (cached && slot.store == Store::Zswap)
                 || (self.input.frees && self.claim_writeback(f.entry, &mut slot)))
         {
-            slot.cache = self.cache_unmapped(f.entry, f.ts);
+            slot.cache = self.cache_unmapped(f.entry, f.ts, false);
         }
         // A page shared through fork, swapped out under another address
         // space of the family: the faulting page table is a copy of that
