@@ -57,8 +57,13 @@ pub mod kind {
     /// from `entry` on completed (`block_rq_complete`): their writeback
     /// ended, and with it their PG_reclaim (the bit of PG_readahead).
     pub const WRITE_END: u8 = 24;
+    /// Sent just before a SWAP_OUT of the same `mm` and `entry` whose page
+    /// offset another VMA on the folio's anon_vma covers too (two VMAs
+    /// moved by `mremap()` keep overlapping offsets): `addr` is the page's
+    /// address in that VMA. Which one maps it is in the page table.
+    pub const OUT_ALT: u8 = 25;
     /// One past the largest kind.
-    pub const COUNT: usize = 25;
+    pub const COUNT: usize = 26;
 
     /// The trace record an event of kind `k` becomes ([`super::names`]),
     /// "unknown" for none.
@@ -86,6 +91,8 @@ pub mod kind {
             ISOLATED => names::ISOLATED,
             MOVED => names::MOVED,
             WRITE_END => names::WRITE_END,
+            // A lost one leaves its swap-out at the first VMA's address.
+            OUT_ALT => names::SWAP_OUT,
             _ => "unknown",
         }
     }

@@ -23,54 +23,87 @@ const AVC_STEPS: u32 = 24;
 /// (`interval_tree_subtree_search()`: by each subtree's last page). An
 /// mprotect, fork or mremap puts several VMAs, their page ranges
 /// overlapping, on one anon_vma; the root alone may not map the page.
-/// Without a match, the root's VMA.
+/// Without a match, the root's VMA. Also the page's address in another
+/// VMA that covers `index` (0 if the search met none): the page table
+/// tells which one maps the page, and only userspace can read it.
 #[inline(always)]
-pub(crate) fn vma_of(root: u64, index: u64) -> Option<(Head, u64)> {
-    let vma = vma_covering(root, index).or_else(|| {
+pub(crate) fn vma_of(root: u64, index: u64) -> Option<(Head, u64, u64)> {
+    let (found, alt) = vma_covering(root, index);
+    let vma = found.or_else(|| {
         // Without a match, the root's VMA.
         (root != 0).then(|| read_u64(root - g(&K_AVC_RB), g(&K_AVC_VMA)))?
     })?;
     let v = Head::read(vma)?;
     let pgoff = v.get(g(&K_VMA_PGOFF))?;
-    Some((v, pgoff))
+    Some((v, pgoff, alt))
 }
 
-/// The search of [`vma_of`]: the VMA's address. Member reads only (no
+/// The address of page `index` in the VMA of the interval tree node
+/// `node`, if that VMA covers it.
+#[inline(always)]
+fn address_in(node: u64, index: u64) -> Option<u64> {
+    let vma = read_u64(node.wrapping_sub(g(&K_AVC_RB)), g(&K_AVC_VMA))?;
+    let pgoff = read_u64(vma, g(&K_VMA_PGOFF))?;
+    let start = read_u64(vma, g(&K_VMA_START))?;
+    let pages = read_u64(vma, g(&K_VMA_END))?.wrapping_sub(start) >> g(&K_PAGE_SHIFT);
+    (index >= pgoff && index - pgoff < pages)
+        .then(|| start.wrapping_add((index - pgoff) << g(&K_PAGE_SHIFT)))
+}
+
+/// The search of [`vma_of`]: the VMA's address, and the page's address in
+/// a second VMA covering it: a node the search went left from (it comes
+/// after the match), or the match's right child. Member reads only (no
 /// 64-byte copies): the swap-out program and its twin's frame share 512
 /// bytes of stack.
 #[inline(always)]
-fn vma_covering(root: u64, index: u64) -> Option<u64> {
+fn vma_covering(root: u64, index: u64) -> (Option<u64>, u64) {
     let shift = g(&K_PAGE_SHIFT);
     let (rb, last) = (g(&K_AVC_RB), g(&K_AVC_LAST));
     // Whether a subtree's last page reaches `index` (unknown: no).
     let covers = |n: u64| n != 0 && read_u64(n.wrapping_sub(rb), last).is_some_and(|l| l >= index);
     let mut node = root;
+    let mut alt = 0;
     for _ in 0..AVC_STEPS {
         if node == 0 {
-            return None;
+            return (None, 0);
         }
         let left = read_u64(node, RB_LEFT).unwrap_or(0);
         if covers(left) {
+            if alt == 0 {
+                alt = address_in(node, index).unwrap_or(0);
+            }
             node = left;
             continue;
         }
-        let vma = read_u64(node - rb, g(&K_AVC_VMA))?;
-        let pgoff = read_u64(vma, g(&K_VMA_PGOFF))?;
+        let Some(vma) = read_u64(node - rb, g(&K_AVC_VMA)) else {
+            return (None, 0);
+        };
+        let Some(pgoff) = read_u64(vma, g(&K_VMA_PGOFF)) else {
+            return (None, 0);
+        };
         if index < pgoff {
-            return None;
+            return (None, 0);
         }
-        let start = read_u64(vma, g(&K_VMA_START))?;
-        let pages = read_u64(vma, g(&K_VMA_END))?.wrapping_sub(start) >> shift;
-        if index - pgoff < pages {
-            return Some(vma);
-        }
+        let Some(start) = read_u64(vma, g(&K_VMA_START)) else {
+            return (None, 0);
+        };
+        let Some(end) = read_u64(vma, g(&K_VMA_END)) else {
+            return (None, 0);
+        };
+        let pages = end.wrapping_sub(start) >> shift;
         let right = read_u64(node, RB_RIGHT).unwrap_or(0);
+        if index - pgoff < pages {
+            if alt == 0 && right != 0 {
+                alt = address_in(right, index).unwrap_or(0);
+            }
+            return (Some(vma), alt);
+        }
         if !covers(right) {
-            return None;
+            return (None, 0);
         }
         node = right;
     }
-    None
+    (None, 0)
 }
 
 twin! {

@@ -832,16 +832,20 @@ fn swap_out(folio: u64) {
         0
     };
     let node = read_u64(anon_vma, g(&K_ANON_VMA_ROOT)).unwrap_or(0);
+    // The page's address in a second VMA at its offset, if any.
+    let mut alt = 0;
     // A match, not a closure: with two programs calling this, LLVM would
     // keep a closure out of line, and 6.1's verifier counts its frame too.
-    #[allow(clippy::manual_map)]
     let fields = match crate::owner::vma_of(node, index) {
-        Some((v, pgoff)) => Some((
-            v.get(g(&K_VMA_MM)),
-            v.get(g(&K_VMA_START)),
-            Some(pgoff),
-            v.get(g(&K_VMA_END)),
-        )),
+        Some((v, pgoff, a)) => {
+            alt = a;
+            Some((
+                v.get(g(&K_VMA_MM)),
+                v.get(g(&K_VMA_START)),
+                Some(pgoff),
+                v.get(g(&K_VMA_END)),
+            ))
+        }
         None => None,
     };
     match fields {
@@ -877,6 +881,11 @@ fn swap_out(folio: u64) {
     // Every written folio, stored ones too: 6.18's reclaim may keep a
     // folio it stored to zswap for seconds.
     crate::cache::watch(folio.base, swap, ev.ts_ns);
+    if alt != 0 && alt != ev.addr {
+        let mut a = event(kind::OUT_ALT, ev.ts_ns);
+        (a.mm, a.addr, a.entry) = (ev.mm, alt, ev.entry);
+        emit(a);
+    }
     emit(ev);
 }
 

@@ -440,6 +440,122 @@ fn faults_on_memory_mremap_moved_join_their_swap_outs() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Two arrays grown side by side by `realloc()` (a Perl hash's two, a
+/// program's buffers): adjacent at first, the lower one takes the upper
+/// one's anon_vma (`find_mergeable_anon_vma()`), and `mremap()` keeps each
+/// one's page offsets as they grow, so their ranges of offsets overlap on
+/// one anon_vma. The page table tells which maps a page: every swap-out is
+/// named at its own page, and every fault joins it.
+#[test]
+#[ignore = "live: needs root and BPF, changes kernel knobs; `cargo xtask test` runs it as root (or: cargo test -- --ignored)"]
+fn pages_of_two_vmas_with_overlapping_offsets_keep_their_addresses() {
+    let _lock = live("pages_of_two_vmas_with_overlapping_offsets_keep_their_addresses");
+    let dir = scratch();
+    let swap = lab::SwapFile::create(&dir, 256 << 20, None).expect("swap");
+    let out = dir.join("overlap.swt");
+    let (page, small, big) = (4096usize, 33 * 4096usize, 8usize << 20);
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    let anon = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+    // SAFETY: a reservation, then two mappings placed in it, adjacent.
+    let (low, high) = unsafe {
+        let r = libc::mmap(
+            std::ptr::null_mut(),
+            2 * small,
+            libc::PROT_NONE,
+            anon,
+            -1,
+            0,
+        );
+        assert_ne!(r, libc::MAP_FAILED);
+        let high = libc::mmap(
+            r.cast::<u8>().add(small).cast(),
+            small,
+            rw,
+            anon | libc::MAP_FIXED,
+            -1,
+            0,
+        );
+        let low = libc::mmap(r, small, rw, anon | libc::MAP_FIXED, -1, 0);
+        assert!(low != libc::MAP_FAILED && high != libc::MAP_FAILED);
+        (low.cast::<u8>(), high.cast::<u8>())
+    };
+    // The upper one first: the lower one then shares its anon_vma.
+    write_pages(high, 0, small);
+    write_pages(low, 0, small);
+    let grow = |p: *mut u8| {
+        // SAFETY: a mapping of `small` bytes made above.
+        let q = unsafe { libc::mremap(p.cast(), small, big, libc::MREMAP_MAYMOVE) };
+        assert_ne!(q, libc::MAP_FAILED);
+        q.cast::<u8>()
+    };
+    let (low, high) = (grow(low), grow(high));
+    write_pages(low, 0, big);
+    write_pages(high, 0, big);
+    let pageout = || {
+        for p in [low, high] {
+            // SAFETY: the mappings above.
+            assert_eq!(
+                unsafe { libc::madvise(p.cast(), big, libc::MADV_PAGEOUT) },
+                0
+            );
+        }
+    };
+    // Swapped out before: the recorder follows this process from then on.
+    pageout();
+    let mut rec = record_this_process(&out);
+    write_pages(low, 0, big);
+    write_pages(high, 0, big);
+    pageout();
+    write_pages(low, 0, big);
+    write_pages(high, 0, big);
+    // SAFETY: SIGINT ends the recording (it finalizes the trace).
+    unsafe { libc::kill(rec.id() as i32, libc::SIGINT) };
+    assert!(rec.wait().unwrap().success());
+    let t = read_trace(&out).unwrap();
+    let ranges = [low as u64, high as u64].map(|a| a..a + big as u64);
+    let inside = |a: u64| ranges.iter().any(|r| r.contains(&a));
+    // The second round: its swap-outs recorded, then its faults.
+    let mut outs = std::collections::HashMap::new();
+    let (mut faults, mut joined) = (0, 0);
+    for r in &t.records {
+        match *r {
+            Record::SwapOut { vaddr, .. } if inside(vaddr) => {
+                *outs.entry(vaddr).or_insert(0) += 1;
+            }
+            Record::SwapFault { addr, entry, .. } if inside(addr) && !outs.is_empty() => {
+                faults += 1;
+                joined += entry.is_some() as usize;
+            }
+            _ => {}
+        }
+    }
+    let pages = 2 * big / page;
+    let twice = outs.values().filter(|&&n| n > 1).count();
+    eprintln!(
+        "low {low:?} high {high:?}: {} pages named by {} swap-outs ({twice} twice); {faults} faults, {joined} joined",
+        outs.len(),
+        outs.values().sum::<i32>()
+    );
+    assert_eq!(
+        outs.len(),
+        pages,
+        "every page swapped out at its own address"
+    );
+    assert_eq!(twice, 0, "no page named for another");
+    assert_eq!(
+        (faults, joined),
+        (pages, pages),
+        "every fault joins its swap-out"
+    );
+    // SAFETY: the mappings above.
+    unsafe {
+        libc::munmap(low.cast(), big);
+        libc::munmap(high.cast(), big);
+    }
+    drop(swap);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// The live-test lock, the scratch directory, the trace and the recording.
 type Recording = (
     std::sync::MutexGuard<'static, ()>,

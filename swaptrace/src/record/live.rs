@@ -309,6 +309,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     // Under its name from the start: a killed recording leaves its trace.
     writer.publish()?;
     let mut rec = Recorder::new(head.page_size);
+    rec.set_pte_reader(Box::new(super::pagemap::Pagemaps::new(head.page_size)));
     let started = Instant::now();
 
     let mut child = match opts.command.split_first() {
@@ -514,6 +515,13 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
         eprintln!(
             "swaptrace: {frees_unseen} page frees unseen (mm_page_free skipped while it ran on that CPU); \
              a watched swap-cache folio among them stays in the replay's swap cache"
+        );
+    }
+    let (alts, moved) = rec.alt_outs;
+    if alts > 0 && !opts.quiet {
+        eprintln!(
+            "swaptrace: {alts} swap-outs named a page offset that two VMAs cover (moved by mremap()); \
+             the page table put {moved} of them in the second"
         );
     }
     let bytes = writer.finish(&footer)?;

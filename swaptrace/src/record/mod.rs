@@ -7,6 +7,8 @@ mod demo;
 #[cfg(feature = "live")]
 mod live;
 mod metrics_server;
+#[cfg(feature = "live")]
+mod pagemap;
 pub mod prometheus;
 #[cfg(feature = "live")]
 mod ring;
@@ -74,7 +76,23 @@ pub struct Recorder {
     /// The pages of [`Recorder::slots`] swapped out in their mm's life,
     /// by region.
     swapped: swapped::Regions,
+    /// Kernel mm -> a process of it (a fault's, a call's).
+    pids: HashMap<u64, u32, Mix>,
+    /// The last [`kind::OUT_ALT`]: (kernel mm, entry, the other address).
+    alt: Option<(u64, u64, u64)>,
+    /// Reads the page table where a swap-out's page offset has two VMAs.
+    ptes: Option<Box<dyn PteReader>>,
+    /// Swap-outs with a second VMA, and those whose page table put the page
+    /// there.
+    pub alt_outs: (u64, u64),
     pub summary: Summary,
+}
+
+/// A process's page table, as `/proc/PID/pagemap` shows it.
+pub trait PteReader: Send {
+    /// The swap entry the PTE of `vaddr` in process `pid` holds: None where
+    /// it holds none, or the table cannot be read (the process is gone).
+    fn swap_entry(&mut self, pid: u32, vaddr: u64) -> Option<SwapEntry>;
 }
 
 type Mix = BuildHasherDefault<MixHasher>;
@@ -119,9 +137,34 @@ impl Recorder {
         }
     }
 
+    /// Where a swap-out's page offset has two VMAs ([`kind::OUT_ALT`]),
+    /// `ptes` tells which one maps the page.
+    pub fn set_pte_reader(&mut self, ptes: Box<dyn PteReader>) {
+        self.ptes = Some(ptes);
+    }
+
+    /// The address of `ev`'s page: the second VMA's, `alt`, where the page
+    /// table holds the entry there and not at the first's
+    /// (`page_vma_mapped_walk()` of the kernel's rmap walk).
+    fn out_address(&mut self, ev: &RawEvent, alt: u64) -> Option<u64> {
+        self.alt_outs.0 += 1;
+        let pid = *self.pids.get(&ev.mm)?;
+        let ptes = self.ptes.as_mut()?;
+        let entry = SwapEntry::from_val(ev.entry);
+        let at = |p: &mut Box<dyn PteReader>, a| p.swap_entry(pid, a) == Some(entry);
+        if at(ptes, ev.addr) || !at(ptes, alt) {
+            return None;
+        }
+        self.alt_outs.1 += 1;
+        Some(alt)
+    }
+
     fn mm(&mut self, ptr: u64, pid: u32, out: &mut Vec<Record>) -> u32 {
         if ptr == 0 {
             return 0;
+        }
+        if pid != 0 && self.pids.get(&ptr) != Some(&pid) {
+            self.pids.insert(ptr, pid);
         }
         let next = self.mms.len() as u32 + 1;
         *self.mms.entry(ptr).or_insert_with(|| {
@@ -400,7 +443,30 @@ impl Recorder {
         }
         let (ts, tid) = (ev.ts_ns, ev.tid);
         let rec = match ev.kind {
+            kind::OUT_ALT => {
+                self.alt = Some((ev.mm, ev.entry, ev.addr));
+                None
+            }
             kind::SWAP_OUT => {
+                let alt = self.alt.take();
+                let moved;
+                let ev = match alt {
+                    Some((mm, e, a)) if (mm, e) == (ev.mm, ev.entry) => {
+                        match self.out_address(ev, a) {
+                            // The bounds are the first VMA's.
+                            Some(addr) => {
+                                moved = RawEvent {
+                                    addr,
+                                    flags2: ev.flags2 & !exact2::BOUNDS,
+                                    ..*ev
+                                };
+                                &moved
+                            }
+                            None => ev,
+                        }
+                    }
+                    _ => ev,
+                };
                 let no_vma = ev.flags & flag::NO_VMA != 0;
                 // A swap-out's mm is the page's owner, not the reclaiming task's.
                 let mm = if no_vma { 0 } else { self.mm(ev.mm, 0, out) };

@@ -293,6 +293,11 @@ fn every_event_kind_becomes_the_record_of_its_name() {
             );
         } else if k == kind::WRITE_END {
             r.ingest(&RawEvent { nr: 1, ..ev(k) }, &mut out);
+        } else if k == kind::OUT_ALT {
+            // No record of its own: it comes before its swap-out's.
+            r.ingest(&ev(k), &mut out);
+            assert!(!out.iter().any(|r| matches!(r, Record::SwapOut { .. })));
+            r.ingest(&ev(kind::SWAP_OUT), &mut out);
         } else if k == kind::UNMAPPED {
             // An empty range makes no record.
             r.ingest(&RawEvent { entry: 0, ..ev(k) }, &mut out);
@@ -718,4 +723,88 @@ fn write_ends_name_their_entries_and_no_task() {
             nr: 32
         }]
     );
+}
+
+/// A page table for tests: (pid, address) -> the swap entry its PTE holds.
+struct FakePtes(HashMap<(u32, u64), SwapEntry>);
+
+impl PteReader for FakePtes {
+    fn swap_entry(&mut self, pid: u32, vaddr: u64) -> Option<SwapEntry> {
+        self.0.get(&(pid, vaddr & !0xfff)).copied()
+    }
+}
+
+/// Two VMAs on one anon_vma cover the swap-out's page offset
+/// ([`kind::OUT_ALT`] names the second): the page goes where the page
+/// table holds its entry, without the first VMA's bounds; where the table
+/// says nothing (no reader, an unknown process, a page faulted back), at
+/// the first VMA's address, as the kernel's first match.
+#[test]
+fn a_swap_out_with_two_vmas_goes_where_the_page_table_holds_it() {
+    let (mm, first, second) = (
+        0xffff_8880_0000_2000u64,
+        0x7f00_0000_0000u64,
+        0x7e00_0000_0000u64,
+    );
+    let e = |off: u64| SwapEntry {
+        dev: 0,
+        offset: off,
+    };
+    let ptes = FakePtes(HashMap::from([
+        ((10, second), e(7)),
+        ((10, first + 4096), e(8)),
+    ]));
+    let mut r = Recorder::new(4096);
+    r.set_pte_reader(Box::new(ptes));
+    let mut out = Vec::new();
+    // The fault of another page tells the mm's process.
+    let mut f = ev(kind::SWAP_FAULT);
+    (f.mm, f.addr) = (mm, first + 8 * 4096);
+    r.ingest(&f, &mut out);
+    let swap_out = |r: &mut Recorder, out: &mut Vec<Record>, addr: u64, alt: u64, off: u64| {
+        let mut a = ev(kind::OUT_ALT);
+        (a.mm, a.addr, a.entry) = (mm, alt, off);
+        r.ingest(&a, out);
+        let mut o = ev(kind::SWAP_OUT);
+        (o.mm, o.addr, o.entry, o.nr, o.flags2) = (mm, addr, off, 1, exact2::BOUNDS);
+        (o.aux, o.zero) = (0, 16);
+        let n = out.len();
+        r.ingest(&o, out);
+        out[n..].iter().find_map(|r| match *r {
+            Record::SwapOut { vaddr, .. } => Some(vaddr),
+            _ => None,
+        })
+    };
+    // The table holds entry 7 in the second VMA, not in the first.
+    assert_eq!(swap_out(&mut r, &mut out, first, second, 7), Some(second));
+    assert!(!out
+        .iter()
+        .any(|r| matches!(*r, Record::Vma { start, .. } if start == first)));
+    // Entry 8 is in the first VMA.
+    assert_eq!(
+        swap_out(&mut r, &mut out, first + 4096, second + 4096, 8),
+        Some(first + 4096)
+    );
+    // In neither (faulted back already): the first.
+    assert_eq!(
+        swap_out(&mut r, &mut out, first + 8192, second + 8192, 9),
+        Some(first + 8192)
+    );
+    assert_eq!(r.alt_outs, (3, 1));
+    // An OUT_ALT of another entry does not apply.
+    let mut a = ev(kind::OUT_ALT);
+    (a.mm, a.addr, a.entry) = (mm, second + 3 * 4096, 99);
+    r.ingest(&a, &mut out);
+    let mut o = ev(kind::SWAP_OUT);
+    (o.mm, o.addr, o.entry, o.nr) = (mm, first + 3 * 4096, 7, 1);
+    r.ingest(&o, &mut out);
+    assert!(
+        matches!(out.last(), Some(Record::SwapOut { vaddr, .. }) if *vaddr == first + 3 * 4096)
+    );
+    assert_eq!(r.alt_outs, (3, 1));
+    // The fault at the second VMA's page joins entry 7.
+    let mut f = ev(kind::SWAP_FAULT);
+    (f.mm, f.addr) = (mm, second);
+    r.ingest(&f, &mut out);
+    assert!(matches!(out.last(), Some(Record::SwapFault { entry: Some(x), .. }) if *x == e(7)));
 }
