@@ -448,24 +448,22 @@ impl Recorder {
                 None
             }
             kind::SWAP_OUT => {
-                let alt = self.alt.take();
+                let alt = self
+                    .alt
+                    .take()
+                    .filter(|&(m, e, _)| (m, e) == (ev.mm, ev.entry));
                 let moved;
-                let ev = match alt {
-                    Some((mm, e, a)) if (mm, e) == (ev.mm, ev.entry) => {
-                        match self.out_address(ev, a) {
-                            // The bounds are the first VMA's.
-                            Some(addr) => {
-                                moved = RawEvent {
-                                    addr,
-                                    flags2: ev.flags2 & !exact2::BOUNDS,
-                                    ..*ev
-                                };
-                                &moved
-                            }
-                            None => ev,
-                        }
+                let ev = match alt.and_then(|(_, _, a)| self.out_address(ev, a)) {
+                    // The bounds are the first VMA's.
+                    Some(addr) => {
+                        moved = RawEvent {
+                            addr,
+                            flags2: ev.flags2 & !exact2::BOUNDS,
+                            ..*ev
+                        };
+                        &moved
                     }
-                    _ => ev,
+                    None => ev,
                 };
                 let no_vma = ev.flags & flag::NO_VMA != 0;
                 // A swap-out's mm is the page's owner, not the reclaiming task's.
