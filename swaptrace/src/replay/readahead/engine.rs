@@ -86,11 +86,12 @@ impl Model<'_> {
 
     /// The faulting page mapped, referenced, at the tail of the inactive
     /// list; `dirty` when the fault freed its slot ([`Model::fault`]).
-    fn map(&mut self, e: SwapEntry, dirty: bool) {
+    fn map(&mut self, e: SwapEntry, dirty: bool, spared: bool) {
         let gen = self.next_gen(e);
         let cache = Cache::Mapped {
             gen,
             referenced: true,
+            spared,
             dirty,
             active: false,
         };
@@ -464,14 +465,15 @@ impl Model<'_> {
                 }
                 // No readahead's time to first use.
                 let ra_ts = if ra { ts } else { f.ts };
-                self.cache_hit(&f, ra || writing, ra_ts, policy, dirty)
+                self.cache_hit(&f, (ra || writing, ra_ts), policy, dirty, false)
             }
-            Cache::Mapped { .. } if kernel_read == 0 => {
+            Cache::Mapped { spared, .. } if kernel_read == 0 => {
                 // Served without a read: reclaim had unmapped the page
                 // (try_to_unmap()) and kept its folio in the swap cache
-                // (a large folio's, one still referenced): a hit.
+                // (a large folio's, one still referenced): a hit, and the
+                // folio keeps its PG_referenced.
                 self.n_active -= slot.cache.active() as usize;
-                self.cache_hit(&f, false, 0, policy, dirty);
+                self.cache_hit(&f, (false, 0), policy, dirty, spared);
             }
             Cache::Mapped { .. } | Cache::No => {
                 if slot.cache.resident() {

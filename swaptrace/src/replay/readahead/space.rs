@@ -25,12 +25,15 @@ pub(super) enum Cache {
         writing: bool,
     },
     /// Mapped by the faulting page table (and still in the swap cache);
-    /// `referenced` until reclaim has passed it over once; `dirty` when a
-    /// write fault freed its slot (`should_try_to_free_swap()`): reclaim
-    /// then writes it to a new slot, which the trace names.
+    /// `referenced` (the PTE's young bit) until reclaim has looked at it;
+    /// `spared` (PG_referenced) once reclaim found it referenced and kept
+    /// it for another trip around the inactive list; `dirty` when a write
+    /// fault freed its slot (`should_try_to_free_swap()`): reclaim then
+    /// writes it to a new slot, which the trace names.
     Mapped {
         gen: u32,
         referenced: bool,
+        spared: bool,
         dirty: bool,
         /// On the active list (else the inactive one).
         active: bool,
@@ -77,6 +80,8 @@ const RA: u64 = 1 << 58;
 const REFERENCED: u64 = 1 << 59;
 const DIRTY: u64 = 1 << 60;
 const ACTIVE: u64 = 1 << 61;
+/// `Cache::Mapped::spared`, in the bit `RA` has in an unused slot.
+const SPARED: u64 = 1 << 58;
 /// `Cache::Unused::kept`, in the bit `DIRTY` has in a mapped slot.
 const KEPT: u64 = 1 << 60;
 /// `Cache::Unused::writing`.
@@ -103,12 +108,18 @@ impl Packed {
             Cache::Mapped {
                 gen,
                 referenced,
+                spared,
                 dirty,
                 active,
             } => {
-                let flags = [(referenced, REFERENCED), (dirty, DIRTY), (active, ACTIVE)]
-                    .iter()
-                    .fold(0, |f, &(on, bit)| if on { f | bit } else { f });
+                let flags = [
+                    (referenced, REFERENCED),
+                    (spared, SPARED),
+                    (dirty, DIRTY),
+                    (active, ACTIVE),
+                ]
+                .iter()
+                .fold(0, |f, &(on, bit)| if on { f | bit } else { f });
                 ((MAPPED << STATE_SHIFT) | flags, gen, 0)
             }
         }
@@ -163,6 +174,7 @@ impl Packed {
             MAPPED => Cache::Mapped {
                 gen,
                 referenced: self.a & REFERENCED != 0,
+                spared: self.a & SPARED != 0,
                 dirty: self.a & DIRTY != 0,
                 active: self.a & ACTIVE != 0,
             },
@@ -197,8 +209,9 @@ impl Packed {
 /// What reclaim finds at a current LRU item ([`SlotTable::current`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Scan {
-    /// Mapped and referenced: activated (or kept active).
-    Referenced,
+    /// Mapped and referenced: kept for another trip around the inactive
+    /// list the first time (`spared` not yet), activated the next.
+    Referenced { spared: bool },
     /// Mapped, unreferenced, its slot freed by a write: written anew.
     Dirty,
     /// Unreferenced and clean: dropped to its slot (`ra`: never used).
@@ -215,7 +228,9 @@ impl SlotMut<'_> {
         let a = self.0.a;
         if (a >> STATE_SHIFT) & 3 == MAPPED {
             if a & REFERENCED != 0 {
-                Scan::Referenced
+                Scan::Referenced {
+                    spared: a & SPARED != 0,
+                }
             } else if a & DIRTY != 0 {
                 Scan::Dirty
             } else {
@@ -238,6 +253,14 @@ impl SlotMut<'_> {
         let a = self.0.a & !(REFERENCED | ACTIVE);
         self.0.a = if active { a | ACTIVE } else { a };
         self.0.b = (self.0.b & u32::MAX as u64) | (gen as u64) << 32;
+    }
+
+    /// A mapped page kept on the inactive list at generation `gen`,
+    /// unreferenced, with PG_referenced set (`FOLIOREF_KEEP`).
+    #[inline(always)]
+    pub(super) fn spare(&mut self, gen: u32) {
+        self.move_to(false, gen);
+        self.0.a |= SPARED;
     }
 
     /// In memory (any state but [`Cache::No`]).
@@ -566,12 +589,14 @@ mod packing {
             Cache::Mapped {
                 gen: 3,
                 referenced: true,
+                spared: false,
                 dirty: false,
                 active: true,
             },
             Cache::Mapped {
                 gen: u32::MAX,
                 referenced: false,
+                spared: true,
                 dirty: true,
                 active: false,
             },
@@ -610,5 +635,48 @@ mod packing {
                 }
             }
         }
+    }
+
+    /// `folio_check_references()` on a mapped page: referenced once, it is
+    /// spared (PG_referenced) and scans clean next; referenced again with
+    /// PG_referenced, it is activated.
+    #[test]
+    fn a_mapped_page_is_spared_once_then_activated_if_referenced_again() {
+        let mut t = SlotTable::for_counts(&[4], &[1 << 20]);
+        let e = SwapEntry { dev: 0, offset: 1 };
+        let mapped = |spared| Cache::Mapped {
+            gen: 1,
+            referenced: true,
+            spared,
+            dirty: false,
+            active: false,
+        };
+        t.insert(
+            e,
+            Slot {
+                mm: 1,
+                vpage: 7,
+                store: Store::Device,
+                cache: mapped(false),
+            },
+        );
+        let mut s = t.current(&e, 1, false).expect("current");
+        assert_eq!(s.scan(), Scan::Referenced { spared: false });
+        s.spare(2);
+        assert_eq!(s.scan(), Scan::Clean { ra: false });
+        let kept = t.get(&e).expect("slot").cache;
+        assert_eq!(
+            kept,
+            Cache::Mapped {
+                gen: 2,
+                referenced: false,
+                spared: true,
+                dirty: false,
+                active: false,
+            }
+        );
+        t.set_cache(&e, mapped(true));
+        let s = t.current(&e, 1, false).expect("current");
+        assert_eq!(s.scan(), Scan::Referenced { spared: true });
     }
 }

@@ -30,16 +30,17 @@ impl Reads {
 
 impl Model<'_> {
     /// `swap_cache_get_folio()` found the page; `swap_update_readahead()`
-    /// accounts a hit on a readahead page.
+    /// accounts a hit on a readahead page (`ra`, read at `ra_ts`).
+    /// `spared`: the folio's PG_referenced, kept where it stayed mapped.
     pub(super) fn cache_hit(
         &mut self,
         f: &FaultCtx,
-        ra: bool,
-        ra_ts: u64,
+        (ra, ra_ts): (bool, u64),
         policy: &mut dyn Policy,
         dirty: bool,
+        spared: bool,
     ) {
-        self.map(f.entry, dirty);
+        self.map(f.entry, dirty, spared);
         if ra {
             self.m.swap_ra_hit += 1;
             self.so.swap_ra_hit += self.in_swapoff as u64;
@@ -58,7 +59,7 @@ impl Model<'_> {
         io.clear();
         read.add(store, e, &mut io);
         self.resident += 1;
-        self.map(e, true);
+        self.map(e, true, false);
         self.count_reads(0, &read, io);
     }
 
@@ -133,7 +134,7 @@ impl Model<'_> {
                 self.resident += 1;
             }
         }
-        self.map(f.entry, dirty);
+        self.map(f.entry, dirty, false);
         self.count_reads(ra, &read, io);
     }
 

@@ -12,7 +12,8 @@ impl Model<'_> {
     /// ([`inactive_is_low`]), the oldest active page
     /// is deactivated (`shrink_active_list()`: anon pages always are);
     /// else the oldest inactive page is scanned (`shrink_folio_list()`): a
-    /// mapped page that was referenced is activated, an unused readahead
+    /// mapped page referenced since its fault goes round the inactive list
+    /// once more, one referenced again is activated, an unused readahead
     /// page or an unreferenced one goes (not one read ahead from zswap where
     /// `pageout()` keeps it: [`ReplayInput::keeps_unmapped_dirty`]).
     /// Also `pay` pages of [`Model::debt`], at a kernel free: first with
@@ -48,7 +49,15 @@ impl Model<'_> {
                 continue;
             };
             match s.scan() {
-                Scan::Referenced => {
+                Scan::Referenced { spared: false } => {
+                    // folio_check_references(): the fault's one PTE
+                    // reference earns PG_referenced and another trip
+                    // around the inactive list (FOLIOREF_KEEP); the trace
+                    // does not show a second access, which would activate.
+                    s.spare(self.lists.push(false, item.entry));
+                }
+                Scan::Referenced { spared: true } => {
+                    // Referenced again with PG_referenced set: activated.
                     s.move_to(true, self.lists.push(true, item.entry));
                     self.n_active += 1;
                 }

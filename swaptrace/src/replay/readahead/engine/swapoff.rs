@@ -55,7 +55,7 @@ impl Model<'_> {
                         self.read_around(&f, policy, scratch, false)
                     }
                     (Cache::Unused { ra, ts, .. }, SwapoffMode::LookupStats) => {
-                        self.cache_hit(&f, ra, ts, policy, false)
+                        self.cache_hit(&f, (ra, ts), policy, false, false)
                     }
                     _ => {}
                 }

@@ -596,3 +596,29 @@ fn a_fault_during_the_write_s_io_is_a_readahead_hit() {
     assert_eq!(replay(301, true), (8 + 4 + 2 + 1 + 1, 0, 0, 0.0));
     assert_eq!(replay(303, false), (8 + 4 + 2 + 1 + 1, 0, 0, 0.0));
 }
+
+/// Two pages of memory, windows of 2 (the aligned pair): pages 3 (2 read
+/// ahead), then 2 (a hit), 4 (5 ahead) and 6 (7 ahead). As
+/// `folio_check_references()` has it, the fault's PTE reference spares a
+/// mapped page one trip around the inactive list (PG_referenced), and the
+/// next finds it unreferenced: reclaim takes 5 and 3, then 2 and 4, and
+/// readahead page 7 is still there for its fault, a hit. Activated at its
+/// first scan instead, page 4 would outlast 7 (read 1 page more).
+#[test]
+fn a_mapped_page_goes_round_the_inactive_list_once_more() {
+    let mut records: Vec<Record> = (2..8)
+        .flat_map(|i| [out(2 * i, 0x1000 + i, i), freed(2 * i + 1, i)])
+        .collect();
+    records.extend([
+        fault(20, 0x1003, 3, 2),
+        fault(21, 0x1002, 2, 0),
+        fault(22, 0x1004, 4, 2),
+        fault(23, 0x1006, 6, 2),
+        fault(24, 0x1007, 7, 0),
+    ]);
+    let m = replay_stored(&records, "fixed:2", |inp| inp.memory_pages = 2);
+    assert_eq!(
+        (m.pgmajfault, m.pswpin, m.swap_ra, m.swap_ra_hit),
+        (3, 6, 3, 2)
+    );
+}
