@@ -803,6 +803,8 @@ fn lab_fidelity_from_kept_traces_scores_as_replay_does() {
         let want = f["error_pct"].as_f64().unwrap();
         assert!((o["error_pct"]["mean"].as_f64().unwrap() - want).abs() < 1e-9);
         assert!((o["worst_pct"].as_f64().unwrap() - want.abs()).abs() < 1e-9);
+        // Two copies of one run: the live runs do not differ.
+        assert_eq!(o["live_spread_pct"].as_f64(), Some(0.0), "{out}");
     }
     let empty = tempfile::tempdir().unwrap();
     let (code, _, err) = run(&["lab", "fidelity", "--from", empty.path().to_str().unwrap()]);

@@ -99,6 +99,11 @@ pub struct Own {
     pub error_pct: Spread,
     /// The largest |error|.
     pub worst_pct: f64,
+    /// The kernel's own counter over these runs: how far a chaotic
+    /// workload's live runs differ from each other.
+    pub live: Spread,
+    /// `live`'s max − min, % of its mean (none with one run).
+    pub live_spread_pct: Option<f64>,
     pub met: bool,
 }
 
@@ -142,7 +147,8 @@ pub fn summarise(shape: &str, about: &str, runs: &[Run], policies: &[&str]) -> S
                 .iter()
                 .filter_map(|r| pct(r.replayed(p)?[c], kernel_values(&r.kernel)[c]))
                 .collect();
-            if let Some(s) = Spread::of(&errs) {
+            let live: Vec<f64> = mine.iter().map(|r| kernel_values(&r.kernel)[c]).collect();
+            if let (Some(s), Some(lv)) = (Spread::of(&errs), Spread::of(&live)) {
                 let worst = errs.iter().fold(0.0f64, |a, e| a.max(e.abs()));
                 own.push(Own {
                     policy: p.to_string(),
@@ -150,6 +156,9 @@ pub fn summarise(shape: &str, about: &str, runs: &[Run], policies: &[&str]) -> S
                     runs: errs.len(),
                     error_pct: s,
                     worst_pct: worst,
+                    live: lv,
+                    live_spread_pct: (live.len() > 1 && lv.mean > 0.0)
+                        .then(|| (lv.max - lv.min) * 100.0 / lv.mean),
                     met: worst <= OWN_TARGET_PCT,
                 });
             }
@@ -207,13 +216,14 @@ pub fn fidelity_text(shapes: &[ShapeSummary]) -> String {
         let _ = writeln!(s, "{} — {}", sh.shape, sh.about);
         let _ = writeln!(
             s,
-            "  {:<8} {:<12} {:>4} {:>9} {:>17} {:>7}  target ±{OWN_TARGET_PCT}%",
-            "OWN", "COUNTER", "RUNS", "MEAN ERR", "MIN..MAX", "WORST"
+            "  {:<8} {:<12} {:>4} {:>9} {:>17} {:>7} {:>11}  target ±{OWN_TARGET_PCT}%",
+            "OWN", "COUNTER", "RUNS", "MEAN ERR", "MIN..MAX", "WORST", "LIVE SPREAD"
         );
         for o in &sh.own {
+            let spread = o.live_spread_pct.map_or("-".into(), |p| format!("{p:.1}%"));
             let _ = writeln!(
                 s,
-                "  {:<8} {:<12} {:>4} {:>+8.1}% {:>+7.1}%..{:>+6.1}% {:>6.1}%  {}",
+                "  {:<8} {:<12} {:>4} {:>+8.1}% {:>+7.1}%..{:>+6.1}% {:>6.1}% {:>11}  {}",
                 o.policy,
                 o.counter,
                 o.runs,
@@ -221,7 +231,14 @@ pub fn fidelity_text(shapes: &[ShapeSummary]) -> String {
                 o.error_pct.min,
                 o.error_pct.max,
                 o.worst_pct,
+                spread,
                 if o.met { "met" } else { "not met" }
+            );
+        }
+        if sh.own.iter().any(|o| o.live_spread_pct.is_some()) {
+            let _ = writeln!(
+                s,
+                "  LIVE SPREAD: the kernel's own runs of a policy, max - min, % of their mean"
             );
         }
         if sh.cross.is_empty() {
@@ -334,8 +351,9 @@ mod tests {
             .iter()
             .find(|o| o.policy == "cluster" && o.counter == "pswpin")
             .unwrap();
-        // +1%, -5%, 0%.
+        // +1%, -5%, 0%; live 100, 200 and 150: they differ by 100 of 150.
         assert_eq!(o.runs, 3);
+        assert!((o.live_spread_pct.unwrap() - 100.0 * 100.0 / 150.0).abs() < 1e-9);
         assert!((o.error_pct.mean - (-4.0 / 3.0)).abs() < 1e-9);
         assert_eq!(o.error_pct.min, -5.0);
         assert_eq!(o.worst_pct, 5.0);
@@ -346,6 +364,8 @@ mod tests {
             .find(|o| o.policy == "vma" && o.counter == "pswpin")
             .unwrap();
         assert!(o.met && o.worst_pct == 0.0);
+        // One live run: no spread.
+        assert_eq!(o.live_spread_pct, None);
         // Cluster predicted from the one vma run: 160 against live 100..200, mean 150.
         let c = s
             .cross
@@ -379,6 +399,10 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("swap layout"), "{text}");
+        assert!(
+            text.contains("66.7%") && text.contains("LIVE SPREAD:"),
+            "{text}"
+        );
         // A run whose kernel freed the slots of 1% of its faults at the read.
         let mut laid = runs.clone();
         laid[3].freed_at_read = 0.01;
