@@ -339,6 +339,13 @@ impl Model<'_> {
         self.resident -= 1;
         self.n_active -= s.cache.active() as usize;
         self.slots.set_cache(&entry, Cache::No);
+        if let Cache::Unused { gen, .. }
+        | Cache::Mapped {
+            gen, active: false, ..
+        } = s.cache
+        {
+            self.spare_passed(gen);
+        }
         self.evict(1);
     }
 

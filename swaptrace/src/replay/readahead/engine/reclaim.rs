@@ -117,6 +117,33 @@ impl Model<'_> {
         self.n_active = 0;
     }
 
+    /// The kernel freed a page of the inactive list at generation `gen`:
+    /// its scan had passed the pages before it. Those still referenced
+    /// since their fault it spared (`folio_check_references()`,
+    /// `FOLIOREF_KEEP`) to the list's young end, and so does the model, up
+    /// to the first page the free says nothing of.
+    pub(super) fn spare_passed(&mut self, gen: u32) {
+        while let Some(&item) = self.lists.inactive.front() {
+            // Older than `gen`, generations wrapping.
+            if gen.wrapping_sub(item.gen) as i32 <= 0 {
+                return;
+            }
+            let Some(e) = unpack(item.entry) else {
+                self.lists.inactive.pop_front();
+                continue;
+            };
+            let Some(mut s) = self.slots.current(&e, item.gen, false) else {
+                self.lists.inactive.pop_front();
+                continue;
+            };
+            if s.scan() != (Scan::Referenced { spared: false }) {
+                return;
+            }
+            self.lists.inactive.pop_front();
+            s.spare(self.lists.push(false, item.entry));
+        }
+    }
+
     /// The fault at `ts` read more pages than the kernel's: its readahead
     /// pages join the suspects (bounded by memory: the oldest are let go).
     pub(super) fn suspect(&mut self, ts: u64) {

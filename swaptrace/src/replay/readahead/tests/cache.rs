@@ -622,3 +622,27 @@ fn a_mapped_page_goes_round_the_inactive_list_once_more() {
         (3, 6, 3, 2)
     );
 }
+
+/// Three pages of memory, windows of 2 (slots 3 and 6 unused): the kernel
+/// frees page 2's folio, so its scan had passed page 1 before it and
+/// spared it (PG_referenced) to the young end. When page 7's fault needs
+/// room, page 1 goes, unreferenced since; readahead page 5, read after
+/// the spare, is still there for its fault. Without the spare, the scan
+/// would reach page 1 first, spare it then, and take 5.
+#[test]
+fn the_kernel_s_free_spares_the_referenced_pages_its_scan_passed() {
+    let mut records: Vec<Record> = [1, 2, 4, 5, 7]
+        .into_iter()
+        .flat_map(|i| [out(2 * i, 0x1000 + i, i), freed(2 * i + 1, i)])
+        .collect();
+    records.extend([
+        fault(20, 0x1001, 1, 1),
+        fault(21, 0x1002, 2, 1),
+        freed(22, 2),
+        fault(23, 0x1004, 4, 2),
+        fault(24, 0x1007, 7, 1),
+        fault(25, 0x1005, 5, 0),
+    ]);
+    let m = replay_stored(&records, "fixed:2", |inp| inp.memory_pages = 3);
+    assert_eq!((m.pgmajfault, m.pswpin, m.swap_ra_hit), (4, 5, 1));
+}
