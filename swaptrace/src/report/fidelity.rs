@@ -142,13 +142,16 @@ pub fn summarise(shape: &str, about: &str, runs: &[Run], policies: &[&str]) -> S
     let mut cross = Vec::new();
     for &p in policies {
         let mine: Vec<&Run> = runs.iter().filter(|r| r.kernel_policy == p).collect();
+        // The kernel's counters over `p`'s own runs, per counter.
+        let lives: [Vec<f64>; 4] =
+            std::array::from_fn(|c| mine.iter().map(|r| kernel_values(&r.kernel)[c]).collect());
         for (c, &counter) in COUNTERS.iter().enumerate() {
             let errs: Vec<f64> = mine
                 .iter()
                 .filter_map(|r| pct(r.replayed(p)?[c], kernel_values(&r.kernel)[c]))
                 .collect();
-            let live: Vec<f64> = mine.iter().map(|r| kernel_values(&r.kernel)[c]).collect();
-            if let (Some(s), Some(lv)) = (Spread::of(&errs), Spread::of(&live)) {
+            let live = &lives[c];
+            if let (Some(s), Some(lv)) = (Spread::of(&errs), Spread::of(live)) {
                 let worst = errs.iter().fold(0.0f64, |a, e| a.max(e.abs()));
                 own.push(Own {
                     policy: p.to_string(),
@@ -170,8 +173,8 @@ pub fn summarise(shape: &str, about: &str, runs: &[Run], policies: &[&str]) -> S
                     .iter()
                     .filter_map(|r| Some(r.replayed(p)?[c]))
                     .collect();
-                let live: Vec<f64> = mine.iter().map(|r| kernel_values(&r.kernel)[c]).collect();
-                let (Some(pr), Some(lv)) = (Spread::of(&predicted), Spread::of(&live)) else {
+                let live = &lives[c];
+                let (Some(pr), Some(lv)) = (Spread::of(&predicted), Spread::of(live)) else {
                     continue;
                 };
                 let error_pct = pct(pr.mean, lv.mean);
