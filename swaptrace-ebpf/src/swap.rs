@@ -328,6 +328,8 @@ pub(crate) struct Ev {
     pub zero: u16,
     pub zswap: u16,
     pub flags2: u8,
+    /// Wake the reader at once: userspace reads the page table for it.
+    pub wake: bool,
 }
 
 #[inline(always)]
@@ -366,7 +368,7 @@ pub(crate) fn emit(ev: Ev) {
             None => bpf_get_current_comm().unwrap_or([0; 16]),
         };
     }
-    let wake = if EVENTS.query(BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES {
+    let wake = if ev.wake || EVENTS.query(BPF_RB_AVAIL_DATA) >= WAKEUP_BYTES {
         BPF_RB_FORCE_WAKEUP
     } else {
         BPF_RB_NO_WAKEUP
@@ -388,6 +390,7 @@ pub(crate) fn event(k: u8, ts: u64) -> Ev {
         zero: 0,
         zswap: 0,
         flags2: 0,
+        wake: false,
     }
 }
 
@@ -885,6 +888,8 @@ fn swap_out(folio: u64) {
         let mut a = event(kind::OUT_ALT, ev.ts_ns);
         (a.mm, a.addr, a.entry) = (ev.mm, alt, ev.entry);
         emit(a);
+        // Which VMA: the page table tells until the page is faulted back.
+        ev.wake = true;
     }
     emit(ev);
 }

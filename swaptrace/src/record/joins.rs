@@ -4,21 +4,123 @@
 
 use super::*;
 
+/// Which of two VMAs a swap-out's page is in ([`Recorder::out_address`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Placed {
+    First,
+    Second,
+    /// The page table holds the entry at neither: the page was faulted
+    /// back before the recorder looked.
+    Unknown,
+}
+
+/// `ev` at the second VMA's address `alt`, without the first VMA's bounds.
+pub(super) fn at_second(ev: &RawEvent, alt: u64) -> RawEvent {
+    RawEvent {
+        addr: alt,
+        flags2: ev.flags2 & !exact2::BOUNDS,
+        ..*ev
+    }
+}
+
 impl Recorder {
-    /// The address of `ev`'s page: the second VMA's, `alt`, where the page
+    /// Where `ev`'s page is: in the second VMA, `alt`, where the page
     /// table holds the entry there and not at the first's
-    /// (`page_vma_mapped_walk()` of the kernel's rmap walk).
-    pub(super) fn out_address(&mut self, ev: &RawEvent, alt: u64) -> Option<u64> {
+    /// (`page_vma_mapped_walk()` of the kernel's rmap walk), or where the
+    /// first's page at that address is swapped out with another entry.
+    /// Without a page table to read, the first (the kernel's first match).
+    pub(super) fn out_address(&mut self, ev: &RawEvent, alt: u64) -> Placed {
         self.alt_outs.0 += 1;
-        let pid = *self.pids.get(&ev.mm)?;
-        let ptes = self.ptes.as_mut()?;
+        let placed = self.read_placement(ev, alt);
+        let placed = match placed {
+            Placed::Unknown if self.other_swapped_at(ev.mm, ev.addr, ev.entry) => Placed::Second,
+            p => p,
+        };
+        self.alt_outs.1 += (placed == Placed::Second) as u64;
+        placed
+    }
+
+    fn read_placement(&mut self, ev: &RawEvent, alt: u64) -> Placed {
+        let (Some(&pid), Some(ptes)) = (self.pids.get(&ev.mm), self.ptes.as_mut()) else {
+            return Placed::First;
+        };
         let entry = SwapEntry::from_val(ev.entry);
-        let at = |p: &mut Box<dyn PteReader>, a| p.swap_entry(pid, a) == Some(entry);
-        if at(ptes, ev.addr) || !at(ptes, alt) {
-            return None;
+        let mut at = |a| ptes.swap_entry(pid, a) == Some(entry);
+        if at(ev.addr) {
+            Placed::First
+        } else if at(alt) {
+            Placed::Second
+        } else {
+            Placed::Unknown
         }
-        self.alt_outs.1 += 1;
-        Some(alt)
+    }
+
+    /// Whether the recording holds the page at `addr` of kernel mm `mm`
+    /// swapped out with an entry other than `entry` (its PTE holds that).
+    fn other_swapped_at(&self, mm: u64, addr: u64, entry: u64) -> bool {
+        let Some(&id) = self.mms.get(&mm) else {
+            return false;
+        };
+        self.slots
+            .get(&(id, addr >> self.page_shift))
+            .is_some_and(|h| h.out(self.life(id)) && h.entry != SwapEntry::from_val(entry))
+    }
+
+    /// A swap-out whose page the page table no longer tells: its record
+    /// waits for the page's fault, at either address, which does
+    /// ([`Recorder::place_deferred`]; until [`Recorder::settle`]).
+    pub(super) fn defer_out(&mut self, ev: &RawEvent, alt: u64) {
+        let i = self.deferred.len();
+        self.deferred.push(Some((*ev, alt)));
+        self.deferred_at.insert((ev.mm, ev.addr), i);
+        self.deferred_at.insert((ev.mm, alt), i);
+    }
+
+    /// A fault at `addr` of kernel mm `mm`: the swap-out waiting for a
+    /// fault there goes to this address, its record before the fault's.
+    /// Not where another swapped-out page is there: the fault is that
+    /// page's.
+    pub(super) fn place_deferred(&mut self, mm: u64, addr: u64, out: &mut Vec<Record>) {
+        let Some(&i) = self.deferred_at.get(&(mm, addr)) else {
+            return;
+        };
+        let Some(&Some((ev, alt))) = self.deferred.get(i) else {
+            self.deferred_at.remove(&(mm, addr));
+            return;
+        };
+        if self.other_swapped_at(mm, addr, ev.entry) {
+            return;
+        }
+        self.deferred_at.remove(&(mm, addr));
+        self.deferred[i] = None;
+        let other = if addr == alt { ev.addr } else { alt };
+        if self.deferred_at.get(&(mm, other)) == Some(&i) {
+            self.deferred_at.remove(&(mm, other));
+        }
+        let ev = if addr == alt {
+            self.alt_outs.1 += 1;
+            at_second(&ev, alt)
+        } else {
+            ev
+        };
+        let rec = self.swap_out(&ev, out);
+        out.extend(rec);
+    }
+
+    /// The swap-outs no fault placed: at the first VMA's address.
+    pub fn settle(&mut self, out: &mut Vec<Record>) {
+        if self.deferred.is_empty() {
+            return;
+        }
+        let start = out.len();
+        for (ev, _) in std::mem::take(&mut self.deferred).into_iter().flatten() {
+            let rec = self.swap_out(&ev, out);
+            out.extend(rec);
+        }
+        self.deferred_at.clear();
+        for r in &out[start..] {
+            self.summary.add(r);
+        }
     }
 
     pub(super) fn mm(&mut self, ptr: u64, pid: u32, out: &mut Vec<Record>) -> u32 {

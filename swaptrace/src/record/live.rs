@@ -521,7 +521,7 @@ async fn record_async(opts: &RecordOptions) -> Result<Recorded, RecordError> {
     if alts > 0 && !opts.quiet {
         eprintln!(
             "swaptrace: {alts} swap-outs named a page offset that two VMAs cover (moved by mremap()); \
-             the page table put {moved} of them in the second"
+             the page table or the page's fault put {moved} of them in the second"
         );
     }
     let bytes = writer.finish(&footer)?;

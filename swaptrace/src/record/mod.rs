@@ -5,6 +5,7 @@
 #[cfg(feature = "live")]
 mod demo;
 mod joins;
+use joins::{at_second, Placed};
 #[cfg(feature = "live")]
 mod live;
 mod metrics_server;
@@ -81,6 +82,10 @@ pub struct Recorder {
     pids: HashMap<u64, u32, Mix>,
     /// The last [`kind::OUT_ALT`]: (kernel mm, entry, the other address).
     alt: Option<(u64, u64, u64)>,
+    /// Swap-outs of [`joins::Placed::Unknown`] pages, with the other
+    /// address, until a fault places them; by (kernel mm, address).
+    deferred: Vec<Option<(RawEvent, u64)>>,
+    deferred_at: HashMap<(u64, u64), usize, Mix>,
     /// Reads the page table where a swap-out's page offset has two VMAs.
     ptes: Option<Box<dyn PteReader>>,
     /// Swap-outs with a second VMA, and those whose page table put the page
@@ -146,6 +151,16 @@ impl Recorder {
 
     /// Appends the records for one event to `out`.
     pub fn ingest(&mut self, ev: &RawEvent, out: &mut Vec<Record>) {
+        // A move, unmap, zap or fork changes the joins: the swap-outs still
+        // waiting for a fault are placed before it.
+        if !self.deferred.is_empty()
+            && matches!(
+                ev.kind,
+                kind::MOVED | kind::UNMAPPED | kind::ZAP | kind::FORK
+            )
+        {
+            self.settle(out);
+        }
         let start = out.len();
         // A folio's free or write end names no task of the trace (any
         // task may free it; an interrupt ends the I/O).
@@ -163,79 +178,14 @@ impl Recorder {
                     .alt
                     .take()
                     .filter(|&(m, e, _)| (m, e) == (ev.mm, ev.entry));
-                let moved;
-                let ev = match alt.and_then(|(_, _, a)| self.out_address(ev, a)) {
-                    // The bounds are the first VMA's.
-                    Some(addr) => {
-                        moved = RawEvent {
-                            addr,
-                            flags2: ev.flags2 & !exact2::BOUNDS,
-                            ..*ev
-                        };
-                        &moved
+                match alt.map(|(_, _, a)| (a, self.out_address(ev, a))) {
+                    Some((a, Placed::Second)) => self.swap_out(&at_second(ev, a), out),
+                    Some((a, Placed::Unknown)) => {
+                        self.defer_out(ev, a);
+                        None
                     }
-                    None => ev,
-                };
-                let no_vma = ev.flags & flag::NO_VMA != 0;
-                // A swap-out's mm is the page's owner, not the reclaiming task's.
-                let mm = if no_vma { 0 } else { self.mm(ev.mm, 0, out) };
-                let entry = SwapEntry::from_val(ev.entry);
-                let vma_start = (ev.flags2 & exact2::BOUNDS != 0)
-                    .then(|| ev.addr.saturating_sub((ev.aux as u64) << self.page_shift));
-                let (addr, stale) = self.moved_since(mm, ts, ev.addr, vma_start);
-                let vpage = addr >> self.page_shift;
-                // A stale address's bounds are the old VMA's.
-                if mm != 0 && !stale && ev.flags2 & exact2::BOUNDS != 0 {
-                    let before = (ev.aux as u64) << self.page_shift;
-                    let after = (ev.zero as u64 | (ev.zswap as u64) << 16) << self.page_shift;
-                    let (start, end) = (
-                        ev.addr.saturating_sub(before),
-                        ev.addr.saturating_add(after),
-                    );
-                    if self.vmas.insert((mm, start), end) != Some(end) {
-                        out.push(Record::Vma { ts, mm, start, end });
-                    }
-                    self.spans(mm, start, end);
+                    _ => self.swap_out(ev, out),
                 }
-                if mm != 0 {
-                    let life = self.life(mm);
-                    for (i, e) in entry.folio(ev.nr.max(1) as u64).enumerate() {
-                        let held = Held {
-                            entry: e,
-                            swapped: true,
-                            life,
-                        };
-                        let p = vpage + i as u64;
-                        let old = self.slots.insert((mm, p), held);
-                        if !old.is_some_and(|h| h.out(life)) {
-                            self.swapped.add(mm, p);
-                        }
-                        // The slot is this page's now, no kept page's.
-                        if !self.kept.is_empty() {
-                            self.kept.remove(&e);
-                        }
-                    }
-                    let at = vpage << self.page_shift;
-                    self.spans(mm, at, at + ((ev.nr.max(1) as u64) << self.page_shift));
-                }
-                let how = if ev.flags & flag::OUT_ZSWAP != 0 {
-                    OutKind::Zswap
-                } else if ev.flags & flag::OUT_ZERO != 0 {
-                    OutKind::Zero
-                } else if ev.flags & flag::OUT_IO != 0 {
-                    OutKind::Io
-                } else {
-                    OutKind::Unknown
-                };
-                Some(Record::SwapOut {
-                    ts,
-                    tid,
-                    mm,
-                    vaddr: if no_vma { 0 } else { vpage << self.page_shift },
-                    entry,
-                    nr: ev.nr.max(1),
-                    how,
-                })
             }
             kind::SWAP_FAULT => {
                 let mm = self.mm(ev.mm, ev.pid, out);
@@ -258,6 +208,9 @@ impl Recorder {
                 }
                 let vpage = addr >> self.page_shift;
                 let page = vpage << self.page_shift;
+                if !self.deferred_at.is_empty() {
+                    self.place_deferred(ev.mm, page, out);
+                }
                 let life = self.life(mm);
                 self.spans(mm, page, page.saturating_add(1 << self.page_shift));
                 // The slot stays: after a read fault the page keeps its
@@ -493,6 +446,72 @@ impl Recorder {
         for r in &out[start..] {
             self.summary.add(r);
         }
+    }
+
+    /// The record of a swap-out at `ev.addr`, and the joins it makes.
+    fn swap_out(&mut self, ev: &RawEvent, out: &mut Vec<Record>) -> Option<Record> {
+        let ts = ev.ts_ns;
+        let tid = ev.tid;
+        let no_vma = ev.flags & flag::NO_VMA != 0;
+        // A swap-out's mm is the page's owner, not the reclaiming task's.
+        let mm = if no_vma { 0 } else { self.mm(ev.mm, 0, out) };
+        let entry = SwapEntry::from_val(ev.entry);
+        let vma_start = (ev.flags2 & exact2::BOUNDS != 0)
+            .then(|| ev.addr.saturating_sub((ev.aux as u64) << self.page_shift));
+        let (addr, stale) = self.moved_since(mm, ts, ev.addr, vma_start);
+        let vpage = addr >> self.page_shift;
+        // A stale address's bounds are the old VMA's.
+        if mm != 0 && !stale && ev.flags2 & exact2::BOUNDS != 0 {
+            let before = (ev.aux as u64) << self.page_shift;
+            let after = (ev.zero as u64 | (ev.zswap as u64) << 16) << self.page_shift;
+            let (start, end) = (
+                ev.addr.saturating_sub(before),
+                ev.addr.saturating_add(after),
+            );
+            if self.vmas.insert((mm, start), end) != Some(end) {
+                out.push(Record::Vma { ts, mm, start, end });
+            }
+            self.spans(mm, start, end);
+        }
+        if mm != 0 {
+            let life = self.life(mm);
+            for (i, e) in entry.folio(ev.nr.max(1) as u64).enumerate() {
+                let held = Held {
+                    entry: e,
+                    swapped: true,
+                    life,
+                };
+                let p = vpage + i as u64;
+                let old = self.slots.insert((mm, p), held);
+                if !old.is_some_and(|h| h.out(life)) {
+                    self.swapped.add(mm, p);
+                }
+                // The slot is this page's now, no kept page's.
+                if !self.kept.is_empty() {
+                    self.kept.remove(&e);
+                }
+            }
+            let at = vpage << self.page_shift;
+            self.spans(mm, at, at + ((ev.nr.max(1) as u64) << self.page_shift));
+        }
+        let how = if ev.flags & flag::OUT_ZSWAP != 0 {
+            OutKind::Zswap
+        } else if ev.flags & flag::OUT_ZERO != 0 {
+            OutKind::Zero
+        } else if ev.flags & flag::OUT_IO != 0 {
+            OutKind::Io
+        } else {
+            OutKind::Unknown
+        };
+        Some(Record::SwapOut {
+            ts,
+            tid,
+            mm,
+            vaddr: if no_vma { 0 } else { vpage << self.page_shift },
+            entry,
+            nr: ev.nr.max(1),
+            how,
+        })
     }
 
     /// A free batch: the head event plus its entries, or a range of

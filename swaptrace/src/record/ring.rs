@@ -11,8 +11,20 @@ use swaptrace_common::{kind, FreeBatchEvent, RawEvent, FREE_BATCH_EVENT_SIZE, RA
 const DRAIN_BATCH: usize = 1 << 16;
 
 /// Ingests up to [`DRAIN_BATCH`] events from the ring; true if it stopped
-/// there (more may wait).
+/// there (more may wait). The swap-outs no fault placed are then settled:
+/// a page faulted back before its swap-out was read has its fault in the
+/// ring already ([`Recorder::settle`]).
 pub(super) fn drain(
+    ring: &mut aya::maps::RingBuf<aya::maps::MapData>,
+    rec: &mut Recorder,
+    out: &mut Vec<Record>,
+) -> bool {
+    let more = drain_batch(ring, rec, out);
+    rec.settle(out);
+    more
+}
+
+fn drain_batch(
     ring: &mut aya::maps::RingBuf<aya::maps::MapData>,
     rec: &mut Recorder,
     out: &mut Vec<Record>,

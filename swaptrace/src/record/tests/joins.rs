@@ -507,10 +507,16 @@ fn a_swap_out_with_two_vmas_goes_where_the_page_table_holds_it() {
         swap_out(&mut r, &mut out, first + 4096, second + 4096, 8),
         Some(first + 4096)
     );
-    // In neither (faulted back already): the first.
+    // In neither (faulted back already): no record until the page's
+    // fault, at either address, or the drain's end, tells.
     assert_eq!(
         swap_out(&mut r, &mut out, first + 8192, second + 8192, 9),
-        Some(first + 8192)
+        None
+    );
+    r.settle(&mut out);
+    assert!(
+        matches!(out.last(), Some(Record::SwapOut { vaddr, .. }) if *vaddr == first + 8192),
+        "settled at the first"
     );
     assert_eq!(r.alt_outs, (3, 1));
     // An OUT_ALT of another entry does not apply.
@@ -529,4 +535,105 @@ fn a_swap_out_with_two_vmas_goes_where_the_page_table_holds_it() {
     (f.mm, f.addr) = (mm, second);
     r.ingest(&f, &mut out);
     assert!(matches!(out.last(), Some(Record::SwapFault { entry: Some(x), .. }) if *x == e(7)));
+}
+
+/// A swap-out the page table no longer places (its page faulted back
+/// before the recorder looked) goes where its fault is; where the first
+/// VMA's page at that address is swapped out with another entry, it is
+/// the second's at once, and a fault there is that page's.
+#[test]
+fn a_swap_out_faulted_back_before_its_page_table_was_read_goes_where_its_fault_is() {
+    let (mm, first, second) = (
+        0xffff_8880_0000_2000u64,
+        0x7f00_0000_0000u64,
+        0x7e00_0000_0000u64,
+    );
+    let e = |off: u64| SwapEntry {
+        dev: 0,
+        offset: off,
+    };
+    // The table holds no entry anywhere: every page was faulted back.
+    let mut r = Recorder::new(4096);
+    r.set_pte_reader(Box::new(FakePtes(HashMap::new())));
+    let mut out = Vec::new();
+    let fault = |r: &mut Recorder, out: &mut Vec<Record>, addr: u64| {
+        let mut f = ev(kind::SWAP_FAULT);
+        (f.mm, f.addr) = (mm, addr);
+        r.ingest(&f, out);
+        match out.last() {
+            Some(Record::SwapFault { entry, .. }) => *entry,
+            _ => None,
+        }
+    };
+    let swap_out = |r: &mut Recorder, out: &mut Vec<Record>, addr: u64, alt: u64, off: u64| {
+        let mut a = ev(kind::OUT_ALT);
+        (a.mm, a.addr, a.entry) = (mm, alt, off);
+        r.ingest(&a, out);
+        let mut o = ev(kind::SWAP_OUT);
+        (o.mm, o.addr, o.entry, o.nr) = (mm, addr, off, 1);
+        let n = out.len();
+        r.ingest(&o, out);
+        out[n..].iter().find_map(|r| match *r {
+            Record::SwapOut { vaddr, .. } => Some(vaddr),
+            _ => None,
+        })
+    };
+    // A fault tells the mm's process.
+    assert_eq!(fault(&mut r, &mut out, first + 64 * 4096), None);
+    // Entry 5 waits; the fault at the second VMA's page places it there,
+    // its record first, and the fault joins it.
+    assert_eq!(swap_out(&mut r, &mut out, first, second, 5), None);
+    assert_eq!(fault(&mut r, &mut out, second), Some(e(5)));
+    let n = out.len();
+    assert!(
+        matches!(out[n - 2], Record::SwapOut { vaddr, entry, .. } if vaddr == second && entry == e(5))
+    );
+    // Entry 6 waits too; a fault at the first VMA's page places it there.
+    assert_eq!(
+        swap_out(&mut r, &mut out, first + 4096, second + 4096, 6),
+        None
+    );
+    assert_eq!(fault(&mut r, &mut out, first + 4096), Some(e(6)));
+    // A page without a second VMA, swapped out at the first's page 2.
+    let mut o = ev(kind::SWAP_OUT);
+    (o.mm, o.addr, o.entry, o.nr) = (mm, first + 8192, 7, 1);
+    r.ingest(&o, &mut out);
+    // Entry 8 names the same page: the first's holds 7, so 8 is the second's.
+    assert_eq!(
+        swap_out(&mut r, &mut out, first + 8192, second + 8192, 8),
+        Some(second + 8192)
+    );
+    // Entry 9 waits on the first's page 3; page 3 is then swapped out
+    // alone with entry 10, and its fault is entry 10's, not 9's.
+    assert_eq!(
+        swap_out(&mut r, &mut out, first + 3 * 4096, second + 3 * 4096, 9),
+        None
+    );
+    let mut o = ev(kind::SWAP_OUT);
+    (o.mm, o.addr, o.entry, o.nr) = (mm, first + 3 * 4096, 10, 1);
+    r.ingest(&o, &mut out);
+    assert_eq!(fault(&mut r, &mut out, first + 3 * 4096), Some(e(10)));
+    assert_eq!(fault(&mut r, &mut out, second + 3 * 4096), Some(e(9)));
+    // Settling leaves nothing behind.
+    let n = out.len();
+    r.settle(&mut out);
+    assert_eq!(out.len(), n);
+    assert_eq!(r.alt_outs, (4, 3));
+    // Entry 11 waits on the first's page 4 when mremap() moves 16 pages
+    // from there: it is placed (at the first's page) before the move, and
+    // follows it, so that the fault at the new address joins it.
+    assert_eq!(
+        swap_out(&mut r, &mut out, first + 4 * 4096, second + 4 * 4096, 11),
+        None
+    );
+    let new = 0x7d00_0000_0000u64;
+    let mut m = ev(kind::MOVED);
+    (m.mm, m.addr, m.entry, m.nr) = (mm, new, first + 4 * 4096, 16);
+    r.ingest(&m, &mut out);
+    let moved = out.iter().position(|r| matches!(r, Record::Moved { .. }));
+    let placed = out
+        .iter()
+        .position(|r| matches!(*r, Record::SwapOut { entry, .. } if entry == e(11)));
+    assert!(placed < moved && placed.is_some(), "{placed:?} {moved:?}");
+    assert_eq!(fault(&mut r, &mut out, new), Some(e(11)));
 }
