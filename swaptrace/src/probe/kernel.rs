@@ -28,6 +28,8 @@ pub struct KernelFacts {
     pub kallsyms_error: Option<String>,
     pub kprobes: Result<(), String>,
     pub fentry: Trial,
+    /// DAMON schemes running (None: no DAMON sysfs interface).
+    pub damon: Option<Vec<super::damon::DamonScheme>>,
 }
 
 pub fn page_size() -> u64 {
@@ -297,6 +299,7 @@ impl KernelFacts {
             kallsyms_error,
             kprobes,
             fentry: Trial::NotTried("needs root and a live build".into()),
+            damon: super::damon::running_schemes(Path::new(super::damon::DAMON_ADMIN)),
         }
     }
 

@@ -3,6 +3,7 @@
 //! kernel has (BTF, kallsyms, a trial load), not from its version number.
 
 pub mod btf;
+pub mod damon;
 mod kernel;
 #[cfg(feature = "live")]
 mod live;

@@ -31,6 +31,26 @@ fn preempt(k: &KernelFacts) -> String {
     }
 }
 
+/// DAMON's running schemes: swap-outs besides reclaim, or a reordered LRU.
+fn damon(k: &KernelFacts) -> String {
+    let Some(schemes) = &k.damon else {
+        return "no DAMON sysfs interface".into();
+    };
+    let moving: Vec<String> = schemes
+        .iter()
+        .filter(|s| s.moves_swap())
+        .map(|s| s.text())
+        .collect();
+    if moving.is_empty() {
+        return "no scheme running that swaps out or reorders memory".into();
+    }
+    format!(
+        "{}: its swap-outs pass the tracepoint of reclaim's (`mm_vmscan_write_folio`), and a replay takes them as recorded \
+         (it does not model the scheme)",
+        moving.join("; ")
+    )
+}
+
 /// The kernel range a row was seen to work on.
 fn seen(s: Option<(&str, &str)>) -> String {
     match s {
@@ -51,6 +71,7 @@ pub fn doctor_json(k: &KernelFacts, plans: &[MetricPlan]) -> serde_json::Value {
         "fentry": trial(&k.fentry),
         "preempt": k.preempt.as_ref().ok(),
         "preempt_error": k.preempt.as_ref().err(),
+        "damon": k.damon,
         "metrics": plans,
     })
 }
@@ -86,7 +107,8 @@ pub fn doctor_text(k: &KernelFacts, plans: &[MetricPlan], verbose: bool) -> Stri
         k.kprobes.as_ref().err().map_or("available", |e| e.as_str())
     );
     let _ = writeln!(o, "fentry    {}", trial(&k.fentry));
-    let _ = writeln!(o, "preempt   {}\n", preempt(k));
+    let _ = writeln!(o, "preempt   {}", preempt(k));
+    let _ = writeln!(o, "damon     {}\n", damon(k));
     if !verbose {
         o.push_str(&compact_table(plans));
         return o;

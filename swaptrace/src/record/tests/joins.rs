@@ -447,6 +447,31 @@ fn swapped_regions_count_what_the_slots_hold() {
     assert!(offset > 5000 && r.swapped.counts().len() > 2);
 }
 
+/// A kernel mm, and one page offset's address in two VMAs of it.
+const TWO_VMAS: (u64, u64, u64) = (0xffff_8880_0000_2000, 0x7f00_0000_0000, 0x7e00_0000_0000);
+
+/// An OUT_ALT naming `alt`, then the swap-out of entry `off` at `addr`
+/// (16 pages of VMA from there): the address of its record, if one came.
+fn two_vma_swap_out(
+    r: &mut Recorder,
+    out: &mut Vec<Record>,
+    (addr, alt, off): (u64, u64, u64),
+) -> Option<u64> {
+    let mm = TWO_VMAS.0;
+    let mut a = ev(kind::OUT_ALT);
+    (a.mm, a.addr, a.entry) = (mm, alt, off);
+    r.ingest(&a, out);
+    let mut o = ev(kind::SWAP_OUT);
+    (o.mm, o.addr, o.entry, o.nr, o.flags2) = (mm, addr, off, 1, exact2::BOUNDS);
+    (o.aux, o.zero) = (0, 16);
+    let n = out.len();
+    r.ingest(&o, out);
+    out[n..].iter().find_map(|r| match *r {
+        Record::SwapOut { vaddr, .. } => Some(vaddr),
+        _ => None,
+    })
+}
+
 /// A page table for tests: (pid, address) -> the swap entry its PTE holds.
 struct FakePtes(HashMap<(u32, u64), SwapEntry>);
 
@@ -463,14 +488,10 @@ impl PteReader for FakePtes {
 /// the first VMA's address, as the kernel's first match.
 #[test]
 fn a_swap_out_with_two_vmas_goes_where_the_page_table_holds_it() {
-    let (mm, first, second) = (
-        0xffff_8880_0000_2000u64,
-        0x7f00_0000_0000u64,
-        0x7e00_0000_0000u64,
-    );
-    let e = |off: u64| SwapEntry {
-        dev: 0,
-        offset: off,
+    let (mm, first, second) = TWO_VMAS;
+    let e = |offset: u64| SwapEntry { dev: 0, offset };
+    let swap_out = |r: &mut Recorder, out: &mut Vec<Record>, addr, alt, off| {
+        two_vma_swap_out(r, out, (addr, alt, off))
     };
     let ptes = FakePtes(HashMap::from([
         ((10, second), e(7)),
@@ -483,20 +504,6 @@ fn a_swap_out_with_two_vmas_goes_where_the_page_table_holds_it() {
     let mut f = ev(kind::SWAP_FAULT);
     (f.mm, f.addr) = (mm, first + 8 * 4096);
     r.ingest(&f, &mut out);
-    let swap_out = |r: &mut Recorder, out: &mut Vec<Record>, addr: u64, alt: u64, off: u64| {
-        let mut a = ev(kind::OUT_ALT);
-        (a.mm, a.addr, a.entry) = (mm, alt, off);
-        r.ingest(&a, out);
-        let mut o = ev(kind::SWAP_OUT);
-        (o.mm, o.addr, o.entry, o.nr, o.flags2) = (mm, addr, off, 1, exact2::BOUNDS);
-        (o.aux, o.zero) = (0, 16);
-        let n = out.len();
-        r.ingest(&o, out);
-        out[n..].iter().find_map(|r| match *r {
-            Record::SwapOut { vaddr, .. } => Some(vaddr),
-            _ => None,
-        })
-    };
     // The table holds entry 7 in the second VMA, not in the first.
     assert_eq!(swap_out(&mut r, &mut out, first, second, 7), Some(second));
     assert!(!out
@@ -543,14 +550,10 @@ fn a_swap_out_with_two_vmas_goes_where_the_page_table_holds_it() {
 /// the second's at once, and a fault there is that page's.
 #[test]
 fn a_swap_out_faulted_back_before_its_page_table_was_read_goes_where_its_fault_is() {
-    let (mm, first, second) = (
-        0xffff_8880_0000_2000u64,
-        0x7f00_0000_0000u64,
-        0x7e00_0000_0000u64,
-    );
-    let e = |off: u64| SwapEntry {
-        dev: 0,
-        offset: off,
+    let (mm, first, second) = TWO_VMAS;
+    let e = |offset: u64| SwapEntry { dev: 0, offset };
+    let swap_out = |r: &mut Recorder, out: &mut Vec<Record>, addr, alt, off| {
+        two_vma_swap_out(r, out, (addr, alt, off))
     };
     // The table holds no entry anywhere: every page was faulted back.
     let mut r = Recorder::new(4096);
@@ -564,19 +567,6 @@ fn a_swap_out_faulted_back_before_its_page_table_was_read_goes_where_its_fault_i
             Some(Record::SwapFault { entry, .. }) => *entry,
             _ => None,
         }
-    };
-    let swap_out = |r: &mut Recorder, out: &mut Vec<Record>, addr: u64, alt: u64, off: u64| {
-        let mut a = ev(kind::OUT_ALT);
-        (a.mm, a.addr, a.entry) = (mm, alt, off);
-        r.ingest(&a, out);
-        let mut o = ev(kind::SWAP_OUT);
-        (o.mm, o.addr, o.entry, o.nr) = (mm, addr, off, 1);
-        let n = out.len();
-        r.ingest(&o, out);
-        out[n..].iter().find_map(|r| match *r {
-            Record::SwapOut { vaddr, .. } => Some(vaddr),
-            _ => None,
-        })
     };
     // A fault tells the mm's process.
     assert_eq!(fault(&mut r, &mut out, first + 64 * 4096), None);
